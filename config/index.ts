@@ -1,0 +1,87 @@
+/**
+ * The one place that reads the environment. `loadConfig()` turns it into a typed, frozen Config
+ * at boot and fails fast with a readable message; everything else receives the slice it needs.
+ */
+import { z } from 'zod';
+
+const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
+
+export const configSchema = z.object({
+  /** `development` relaxes operator auth and secrets-key requirements; anything else is strict. */
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  /** `postgres://…` for PostgreSQL; otherwise a SQLite file path (optionally `sqlite:` prefixed). */
+  DATABASE_URL: z.string().default('./data/analytics.sqlite'),
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  /** Prefix of every BullMQ key; tests use a unique one each so they never see each other's jobs. */
+  QUEUE_PREFIX: z.string().default('analytics'),
+  REGION: z.enum(['US', 'EU', 'IN']).default('US'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  BASE_URL: z.string().default('http://localhost:8080/api/app'),
+  INGEST_URL: z.string().default('http://localhost:8080'),
+  MIGRATE_URL: z.string().default('http://localhost:8080/migrate'),
+
+  ADMIN_USERNAME: z.string().optional(),
+  ADMIN_PASSWORD: z.string().optional(),
+  /** 32 bytes as 64 hex chars or base64; encrypts stored source credentials. */
+  SECRETS_KEY: z.string().optional(),
+
+  TLS_CERT_FILE: z.string().optional(),
+  TLS_KEY_FILE: z.string().optional(),
+
+  IMPORT_MAX_EVENTS: int(2000),
+  IMPORT_MAX_BYTES: int(10 * 1024 * 1024),
+  IMPORT_MAX_EVENT_BYTES: int(1024 * 1024),
+  IMPORT_MAX_PROPERTIES: int(255),
+  IMPORT_MAX_DEPTH: int(3),
+  ENGAGE_MAX_UPDATES: int(2000),
+  /** Events per second per project, sustained; bursts up to RATE_LIMIT_BURST events. 0 disables. */
+  RATE_LIMIT_EVENTS_PER_SEC: int(30000),
+  RATE_LIMIT_BURST: int(120000),
+
+  WORKER_CONCURRENCY: int(2),
+  /** Seconds between reconciler passes (re-enqueue runs SQL has but Redis lost). */
+  RECONCILE_INTERVAL_SEC: int(30),
+  SHUTDOWN_TIMEOUT_MS: int(25000),
+  UPLOAD_DIR: z.string().default('./data/uploads'),
+  BATCH_IMPORT_MAX_BYTES: int(2 * 1024 * 1024 * 1024),
+
+  AMPLITUDE_US_URL: z.string().default('https://amplitude.com'),
+  AMPLITUDE_EU_URL: z.string().default('https://analytics.eu.amplitude.com'),
+  MIGRATION_MAX_EVENTS: int(15_000_000),
+  MIGRATION_TMP_DIR: z.string().default('./data/migrations'),
+
+  /** Which processes `npm start` runs in one process. */
+  START_PROCESSES: z.string().default('release,web,worker,scheduler'),
+});
+
+export type Config = Readonly<z.infer<typeof configSchema>>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(configSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') picked[key] = value;
+  }
+  const parsed = configSchema.safeParse(picked);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const config = parsed.data;
+  if (config.NODE_ENV !== 'development' && !config.SECRETS_KEY) {
+    throw new ConfigError('Invalid configuration:\n  SECRETS_KEY: required outside development (64 hex chars)');
+  }
+  return Object.freeze(config);
+}
+
+/** Test and tooling helper: a Config from explicit values on top of the defaults. */
+export function configFrom(overrides: Partial<Record<keyof z.infer<typeof configSchema>, string | number | boolean>>): Config {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) env[k] = String(v);
+  return loadConfig(env);
+}

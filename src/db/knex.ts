@@ -1,0 +1,78 @@
+/**
+ * The knex factory. SQLite (embedded default) and PostgreSQL (production) differ here and in the
+ * repositories only: WAL and one writer for SQLite, a pool for Postgres.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import type { Config } from '../../config/index.js';
+
+export type Db = Knex;
+export type DbOrTrx = Knex | Knex.Transaction;
+export type Dialect = 'sqlite' | 'postgres';
+
+export function dialectOf(url: string): Dialect {
+  return /^postgres(ql)?:\/\//.test(url) ? 'postgres' : 'sqlite';
+}
+
+export function sqliteFileOf(url: string): string {
+  return url.replace(/^sqlite:(\/\/)?/, '');
+}
+
+export interface DbOptions {
+  /** Postgres only: the schema to use (tests get a fresh one per file). */
+  schema?: string;
+  poolMax?: number;
+}
+
+export function createDb(config: Pick<Config, 'DATABASE_URL'>, options: DbOptions = {}): Db {
+  const url = config.DATABASE_URL;
+  if (dialectOf(url) === 'postgres') {
+    return knexFactory({
+      client: 'pg',
+      connection: url,
+      searchPath: options.schema ? [options.schema] : undefined,
+      pool: { min: 0, max: options.poolMax ?? 10 },
+    });
+  }
+  const file = sqliteFileOf(url);
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  return knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename: file },
+    useNullAsDefault: true,
+    // One connection: SQLite has one writer, and a single connection makes every write path
+    // serialise cleanly instead of failing with SQLITE_BUSY.
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: { pragma: (s: string) => unknown }, done: (err: Error | null, conn: unknown) => void) => {
+        conn.pragma('journal_mode = WAL');
+        conn.pragma('synchronous = NORMAL');
+        conn.pragma('busy_timeout = 5000');
+        conn.pragma('foreign_keys = ON');
+        done(null, conn);
+      },
+    },
+  });
+}
+
+export function dialect(db: DbOrTrx): Dialect {
+  return (db.client.config.client as string) === 'pg' ? 'postgres' : 'sqlite';
+}
+
+/** JSON columns are text in SQLite and jsonb in Postgres; pg parses jsonb for us. */
+export function parseJson<T = Record<string, unknown>>(value: unknown): T {
+  if (value === null || value === undefined) return value as T;
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+/** Bigint columns come back as strings from pg; every id and ms time we store fits in 2^53. */
+export function toNumber(value: unknown): number {
+  return typeof value === 'string' ? Number(value) : (value as number);
+}
+
+/** Serialise for a JSON column of either dialect. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value);
+}

@@ -1,0 +1,9 @@
+import type { Knex } from 'knex';
+import * as m001 from './001-foundation.js';
+
+/**
+ * Every migration, by name. Names sort in apply order; append new ones with the next number.
+ */
+export const migrations: Record<string, Knex.Migration> = {
+  '001-foundation': m001,
+};

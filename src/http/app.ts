@@ -1,0 +1,35 @@
+/**
+ * createApp(deps): the Express app of the web process. Each surface is a router; routers are
+ * registered here and nowhere else.
+ */
+import crypto from 'node:crypto';
+import express, { type Express } from 'express';
+import { httpRequestDuration } from '../lib/metrics.js';
+import type { AppDeps } from './deps.js';
+import { errorMiddleware, notFoundHandler } from './error-middleware.js';
+import { routers } from './routes/index.js';
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', true);
+  app.set('query parser', 'extended');
+
+  app.use((req, res, next) => {
+    const reqId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) || crypto.randomUUID();
+    res.locals.reqId = reqId;
+    res.setHeader('x-request-id', reqId);
+    const end = httpRequestDuration.startTimer({ method: req.method });
+    res.on('finish', () => {
+      const route = (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? 'unmatched' : req.baseUrl || 'other');
+      end({ route: `${req.baseUrl}${typeof route === 'string' ? route : ''}`, status: String(res.statusCode) });
+    });
+    next();
+  });
+
+  for (const mount of routers) mount(app, deps);
+
+  app.use(notFoundHandler);
+  app.use(errorMiddleware(deps.log));
+  return app;
+}

@@ -1,0 +1,75 @@
+import http from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../lib/logger.js';
+import { ValidationError } from '../lib/errors.js';
+import { surfaceOf } from './surface.js';
+
+const TYPES: Record<number, string> = {
+  400: 'validation_error',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  500: 'internal_error',
+  503: 'unavailable',
+};
+
+/** Errors from express's own body parsers carry a status and a type. */
+function fromBodyParser(err: unknown): ValidationError | undefined {
+  const e = err as { status?: number; type?: string; message?: string };
+  if (typeof e?.status !== 'number' || typeof e.type !== 'string') return undefined;
+  if (e.type === 'entity.parse.failed') return new ValidationError(400, 'request body is not valid JSON');
+  if (e.type === 'entity.too.large') return new ValidationError(413, 'Request Entity Too Large');
+  if (e.type === 'encoding.unsupported') return new ValidationError(415, 'unsupported content encoding');
+  if (e.status >= 400 && e.status < 500) return new ValidationError(e.status, e.message ?? 'bad request');
+  return undefined;
+}
+
+export function sendError(res: Response, err: ValidationError): void {
+  const status = err.status;
+  const headers = err.details?.headers as Record<string, string> | undefined;
+  if (headers) res.set(headers);
+  const details = { ...err.details };
+  delete details.headers;
+  switch (surfaceOf(res)) {
+    case 'ingest':
+      res.status(status).json({ code: status, error: err.message, status: http.STATUS_CODES[status] ?? 'Error', ...details });
+      return;
+    case 'legacy':
+      // The SDK forms answer 0, or {status:0,error} with verbose=1.
+      if (res.locals.verbose) res.status(status).json({ status: 0, error: err.message });
+      else res.status(status).type('text/plain').send('0');
+      return;
+    case 'operator':
+      res.status(status).type('text/plain').send(err.message);
+      return;
+    case 'app':
+    default:
+      if (status === 401 || status === 403) res.status(status).json({ status: 'error', error: err.message });
+      else res.status(status).json({ status: 'error', type: TYPES[status] ?? 'error', error: err.message, ...details });
+  }
+}
+
+export function errorMiddleware(log: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const known = err instanceof ValidationError ? err : fromBodyParser(err);
+    if (res.headersSent) {
+      log.error({ err, reqId: res.locals.reqId }, 'error after response started');
+      res.destroy();
+      return;
+    }
+    if (known) {
+      sendError(res, known);
+      return;
+    }
+    log.error({ err, reqId: res.locals.reqId, method: req.method, path: req.path }, 'unhandled error');
+    sendError(res, new ValidationError(500, 'internal error'));
+  };
+}
+
+export function notFoundHandler(_req: Request, _res: Response, next: NextFunction): void {
+  next(new ValidationError(404, 'not found'));
+}
