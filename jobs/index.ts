@@ -1,0 +1,8 @@
+/**
+ * The handler of every job name in the catalog. Each area adds its handler here (one line);
+ * the worker runtime looks handlers up by job name.
+ */
+import type { JobName } from '../src/queue/catalog.js';
+import type { JobHandler } from './types.js';
+
+export const handlers: Partial<{ [N in JobName]: JobHandler<N> }> = {};
