@@ -7,7 +7,7 @@ import { z } from 'zod';
 const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
 
 export const configSchema = z.object({
-  /** `development` relaxes operator auth and secrets-key requirements; anything else is strict. */
+  /** `production` requires SECRETS_KEY; `development` also lets the dashboard run without operator credentials. */
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
@@ -73,8 +73,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const config = parsed.data;
-  if (config.NODE_ENV !== 'development' && !config.SECRETS_KEY) {
-    throw new ConfigError('Invalid configuration:\n  SECRETS_KEY: required outside development (64 hex chars)');
+  if (config.NODE_ENV === 'production' && !config.SECRETS_KEY) {
+    throw new ConfigError('Invalid configuration:\n  SECRETS_KEY: required in production (64 hex chars)');
   }
   return Object.freeze(config);
 }
