@@ -1,0 +1,62 @@
+/** Spawns one of the service's processes (src/bin/*.ts) with the given environment. */
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface Spawned {
+  child: ChildProcess;
+  output: () => string;
+  /** Resolves when a line of output matches, rejects on exit or timeout. */
+  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>;
+  exited: Promise<number | null>;
+  kill: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+export function spawnBin(bin: string, env: Record<string, string | undefined>): Spawned {
+  const child = spawn(process.execPath, ['--import', 'tsx', `src/bin/${bin}.ts`], {
+    env: { ...process.env, NODE_ENV: 'test', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const listeners = new Set<() => void>();
+  const onData = (d: Buffer) => {
+    out += d.toString();
+    for (const l of listeners) l();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => out,
+    exited,
+    waitFor: (pattern, timeoutMs = 30_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const m = out.match(pattern);
+          if (m) {
+            cleanup();
+            resolve(m);
+          }
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`timed out waiting for ${pattern}; output so far:\n${out}`));
+        }, timeoutMs);
+        const onExit = () => {
+          cleanup();
+          reject(new Error(`process exited before ${pattern}; output:\n${out}`));
+        };
+        const cleanup = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          child.off('exit', onExit);
+        };
+        listeners.add(check);
+        child.once('exit', onExit);
+        check();
+      }),
+    kill: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
