@@ -1,9 +1,11 @@
 import type { Knex } from 'knex';
 import * as m001 from './001-foundation.js';
+import * as m005 from './005-experiments.js';
 
 /**
  * Every migration, by name. Names sort in apply order; append new ones with the next number.
  */
 export const migrations: Record<string, Knex.Migration> = {
   '001-foundation': m001,
+  '005-experiments': m005,
 };
