@@ -47,6 +47,12 @@ export const configSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: int(25000),
   UPLOAD_DIR: z.string().default('./data/uploads'),
   BATCH_IMPORT_MAX_BYTES: int(2 * 1024 * 1024 * 1024),
+  /** Job lock time-to-live; a worker killed with -9 has its job picked up again about this long after. */
+  JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30000),
+  /** How often a job may lose its worker (kill -9, OOM) before BullMQ fails it; the reconciler re-enqueues it anyway. */
+  JOB_MAX_STALLED_COUNT: int(3),
+  /** Worker process: serve /metrics (jobs_total, …) on this port; 0 = off (all-in-one serves them from web). */
+  WORKER_METRICS_PORT: int(0),
 
   AMPLITUDE_US_URL: z.string().default('https://amplitude.com'),
   AMPLITUDE_EU_URL: z.string().default('https://analytics.eu.amplitude.com'),
