@@ -1,0 +1,90 @@
+/**
+ * Who may write events where. /import: an owner/admin service account of `project_id`, or the
+ * project secret as Basic username with an empty password. /track: the project token inside
+ * the records (as client SDKs send it), or the same Basic credentials. Failing authentication
+ * is 401, authenticated but not allowed 403, a project of another residency 400.
+ */
+import type { Request } from 'express';
+import type { Config } from '../../config/index.js';
+import type { Authenticator } from '../accounts/authenticator.js';
+import { findProjectByToken, type Project } from '../db/accounts.repo.js';
+import type { DbOrTrx } from '../db/knex.js';
+import type { Role } from '../domain/roles.js';
+import { ValidationError } from '../lib/errors.js';
+import { accessTo, parseProjectId, principalOf, type ProjectAccess } from './auth-middleware.js';
+
+export const WRITE_ROLES: readonly Role[] = ['owner', 'admin'];
+
+interface AuthDeps {
+  db: DbOrTrx;
+  auth: Authenticator;
+  config: Pick<Config, 'REGION'>;
+}
+
+/** 400 naming the right region when the project's data lives elsewhere (CONTRACT §0). */
+export function assertResidency(project: Project, region: string): void {
+  if (project.residency !== region) {
+    throw new ValidationError(
+      400,
+      `project ${project.id} has data residency ${project.residency}, but this is the ${region} region: send its data to the ${project.residency} ingestion host`,
+    );
+  }
+}
+
+function queryProjectId(req: Request): unknown {
+  const v = req.query.project_id;
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Basic credentials → write access to a project (`project_id` optional for the project secret). */
+export async function writeAccess(deps: AuthDeps, req: Request, allowed: readonly Role[] = WRITE_ROLES): Promise<ProjectAccess> {
+  const principal = await principalOf(req, deps.auth);
+  const raw = queryProjectId(req);
+  let projectId: number;
+  if (raw === undefined || raw === '') {
+    if (principal.kind !== 'project_secret') {
+      throw new ValidationError(400, "'project_id' query parameter is required with service account credentials");
+    }
+    projectId = principal.project.id;
+  } else projectId = parseProjectId(raw);
+  const access = await accessTo(deps.db, principal, projectId);
+  if (!allowed.includes(access.role)) {
+    throw new ValidationError(403, `role '${access.role}' may not import data; needs ${allowed.join(' or ')}`);
+  }
+  assertResidency(access.project, deps.config.REGION);
+  return access;
+}
+
+/** The distinct `properties.token` values of the records (non-strings ignored). */
+export function tokensOf(records: readonly unknown[]): Set<string> {
+  const tokens = new Set<string>();
+  for (const r of records) {
+    const props = (r as { properties?: unknown } | null)?.properties;
+    const token = typeof props === 'object' && props !== null ? (props as { token?: unknown }).token : undefined;
+    if (typeof token === 'string' && token !== '') tokens.add(token);
+  }
+  return tokens;
+}
+
+/**
+ * /track: Basic credentials when sent, else the project token in the records. All records of
+ * one request must name the same project.
+ */
+export async function trackProject(deps: AuthDeps, req: Request, records: readonly unknown[]): Promise<Project> {
+  const tokens = tokensOf(records);
+  if (tokens.size > 1) throw new ValidationError(400, 'all records of one request must carry the same project token');
+  if (req.headers.authorization) {
+    const { project } = await writeAccess(deps, req);
+    const [token] = tokens;
+    if (token !== undefined && token !== project.token) {
+      throw new ValidationError(403, 'the records carry the token of another project than the credentials');
+    }
+    return project;
+  }
+  const [token] = tokens;
+  if (token === undefined) throw new ValidationError(401, "missing project token: set 'token' in each record's properties");
+  const project = await findProjectByToken(deps.db, token);
+  if (!project) throw new ValidationError(401, 'Invalid token');
+  assertResidency(project, deps.config.REGION);
+  return project;
+}
