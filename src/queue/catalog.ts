@@ -41,3 +41,7 @@ export const jobCatalog = {
 
 export type JobName = keyof typeof jobCatalog;
 export type JobPayload<N extends JobName> = z.infer<(typeof jobCatalog)[N]['payload']>;
+
+export function isJobName(name: string): name is JobName {
+  return Object.prototype.hasOwnProperty.call(jobCatalog, name);
+}

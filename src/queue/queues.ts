@@ -2,7 +2,7 @@
  * Typed enqueueing over BullMQ. One Queue per queue name under the configured prefix; payloads
  * are parsed against the catalog before they reach Redis.
  */
-import { Queue, type JobsOptions } from 'bullmq';
+import { Queue, type Job, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { jobCatalog, QUEUE_NAMES, type JobName, type JobPayload, type QueueName } from './catalog.js';
 
@@ -16,7 +16,12 @@ export interface EnqueueOptions {
 export const RETENTION = {
   removeOnComplete: { age: 7 * 24 * 3600, count: 1000 },
   removeOnFail: { age: 14 * 24 * 3600, count: 5000 },
+  /** Dashboard log lines kept per job (the SQL run keeps its own bounded log). */
+  keepLogs: 500,
 } as const;
+
+/** The states a queue depth is reported for. */
+export const DEPTH_STATES = ['waiting', 'delayed', 'active', 'prioritized', 'failed'] as const;
 
 export function redisConnection(url: string): Redis {
   // BullMQ workers need maxRetriesPerRequest null; blocking commands must not time out.
@@ -47,6 +52,19 @@ export class JobQueues {
     };
     const job = await this.queues[entry.queue].add(name, data, opts);
     return job.id ?? options.jobId;
+  }
+
+  /** The job with this id in the queue of job name `name`, if Redis has it. */
+  async getJob<N extends JobName>(name: N, jobId: string): Promise<Job | undefined> {
+    return (await this.queues[jobCatalog[name].queue].getJob(jobId)) ?? undefined;
+  }
+
+  /** Jobs per queue and state, for the queue depth gauge. */
+  async depth(): Promise<Record<QueueName, Record<string, number>>> {
+    const entries = await Promise.all(
+      QUEUE_NAMES.map(async (name) => [name, await this.queues[name].getJobCounts(...DEPTH_STATES)] as const),
+    );
+    return Object.fromEntries(entries) as Record<QueueName, Record<string, number>>;
   }
 
   async close(): Promise<void> {

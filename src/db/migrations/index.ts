@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as m001 from './001-foundation.js';
+import * as m002 from './002-batch-imports.js';
 import * as m005 from './005-experiments.js';
 
 /**
@@ -7,5 +8,6 @@ import * as m005 from './005-experiments.js';
  */
 export const migrations: Record<string, Knex.Migration> = {
   '001-foundation': m001,
+  '002-batch-imports': m002,
   '005-experiments': m005,
 };

@@ -1,0 +1,7 @@
+/**
+ * Deterministic BullMQ job ids. The same run always maps to the same id, so enqueueing twice
+ * (a retried request, two reconcilers) is a no-op while the job exists. BullMQ refuses ':' in ids.
+ */
+export function batchImportJobId(importId: string): string {
+  return `batch-import-${importId}`;
+}
