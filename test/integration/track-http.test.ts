@@ -1,0 +1,124 @@
+/** GET|POST /track over HTTP: token authentication, legacy answers, the 5-day window, defaults. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countEvents, pageEvents } from '../../src/db/events.repo.js';
+import { basicAuth, seedProject, type SeededProject } from '../helpers/accounts.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+
+const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
+const DAY = 86_400_000;
+
+describe.each(dbKinds())('/track over HTTP on %s', (kind) => {
+  let t: TestDb;
+  let app: TestApp;
+  let p: SeededProject;
+
+  beforeAll(async () => {
+    t = await createTestDb(kind);
+    app = await startTestApp(t.db);
+    p = await seedProject(t.db);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await t?.destroy();
+  });
+
+  const get = async (data: unknown, q = '') => {
+    const res = await fetch(`${app.url}/track?data=${encodeURIComponent(b64(data))}${q}`);
+    return { status: res.status, text: await res.text() };
+  };
+  const stored = () => pageEvents(t.db, { projectId: p.id, fromMs: 0, toMs: Date.now() + DAY, limit: 100 });
+
+  it('GET ?data= with the token in properties stores the event and answers 1', async () => {
+    const time = Date.now() - 1000;
+    const r = await get({ event: 'page view', properties: { token: p.token, distinct_id: 'u1', time, page: '/home', $insert_id: 'trk-1' } });
+    expect(r).toEqual({ status: 200, text: '1' });
+    const rows = await stored();
+    expect(rows.map(({ id: _id, ...e }) => e)).toEqual([{ event: 'page view', distinctId: 'u1', time, insertId: 'trk-1', properties: { page: '/home' } }]);
+    const usage = await t.db('usage').where({ project_id: p.id });
+    expect(usage.map((u) => u.source)).toEqual(['track']);
+  });
+
+  it('POST form and JSON bodies; time defaults to receipt, distinct_id to empty', async () => {
+    const before = Date.now();
+    const form = await fetch(`${app.url}/track`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `data=${b64([{ event: 'no-time', properties: { token: p.token, distinct_id: 'u2' } }])}`,
+    });
+    expect(await form.text()).toBe('1');
+    const json = await fetch(`${app.url}/track?verbose=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([{ event: 'anon', properties: { token: p.token, time: Date.now() } }]),
+    });
+    expect(await json.json()).toEqual({ status: 1, error: null });
+    const rows = await stored();
+    const noTime = rows.find((e) => e.event === 'no-time')!;
+    expect(noTime.time).toBeGreaterThanOrEqual(before);
+    expect(noTime.time).toBeLessThanOrEqual(Date.now());
+    expect(rows.find((e) => e.event === 'anon')!.distinctId).toBe('');
+  });
+
+  it('refuses events older than 5 days (0, or verbose {status:0,error}) and stores the rest', async () => {
+    const q = await seedProject(t.db);
+    const old = { event: 'old', properties: { token: q.token, distinct_id: 'u', time: Date.now() - 6 * DAY } };
+    const fresh = { event: 'fresh', properties: { token: q.token, distinct_id: 'u', time: Date.now() - 4 * DAY } };
+    expect(await get(old)).toEqual({ status: 400, text: '0' });
+    const v = await get([old, fresh], '&verbose=1');
+    expect(v.status).toBe(400);
+    expect(JSON.parse(v.text)).toMatchObject({
+      status: 0,
+      error: expect.stringContaining('older than 5 days'),
+      num_records_imported: 1,
+      failed_records: [{ index: 0, field: 'properties.time' }],
+    });
+    expect(await countEvents(t.db, q.id)).toBe(1);
+  });
+
+  it('401 for a missing or unknown token; 400 for mixed tokens; malformed data is 400 "0"', async () => {
+    expect(await get({ event: 'x', properties: { distinct_id: 'u' } })).toEqual({ status: 401, text: '0' });
+    const unknown = await get({ event: 'x', properties: { token: 'nope', distinct_id: 'u' } }, '&verbose=1');
+    expect(unknown.status).toBe(401);
+    expect(JSON.parse(unknown.text)).toEqual({ status: 0, error: 'Invalid token' });
+    const other = await seedProject(t.db);
+    const mixed = await get([
+      { event: 'x', properties: { token: p.token, distinct_id: 'u' } },
+      { event: 'x', properties: { token: other.token, distinct_id: 'u' } },
+    ]);
+    expect(mixed).toEqual({ status: 400, text: '0' });
+    expect(await countEvents(t.db, other.id)).toBe(0);
+    const bad = await fetch(`${app.url}/track?data=!!!&verbose=1`);
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ status: 0, error: expect.stringContaining('base64') });
+    const csv = await fetch(`${app.url}/track`, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'a,b' });
+    expect([csv.status, await csv.text()]).toEqual([415, '0']);
+  });
+
+  it('accepts the project secret as Basic auth; a token of another project is 403', async () => {
+    const q = await seedProject(t.db);
+    const body = (token?: string) =>
+      `data=${b64([{ event: 'srv', properties: { distinct_id: 'u', time: Date.now(), ...(token ? { token } : {}) } }])}`;
+    const ok = await fetch(`${app.url}/track`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(q.api_secret) },
+      body: body(),
+    });
+    expect(await ok.text()).toBe('1');
+    const wrong = await fetch(`${app.url}/track`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(q.api_secret) },
+      body: body(p.token),
+    });
+    expect(wrong.status).toBe(403);
+    expect(await countEvents(t.db, q.id)).toBe(1);
+  });
+
+  it('refuses a token of a project with another residency with 400', async () => {
+    const eu = await seedProject(t.db, { residency: 'EU' });
+    const r = await get({ event: 'x', properties: { token: eu.token, distinct_id: 'u' } }, '&verbose=1');
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.text).error).toContain('EU');
+    expect(await countEvents(t.db, eu.id)).toBe(0);
+  });
+});
