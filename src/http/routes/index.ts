@@ -1,8 +1,18 @@
 import type { Express } from 'express';
 import type { AppDeps } from '../deps.js';
+import { mountEventNames } from './event-names.routes.js';
+import { mountExport } from './export.routes.js';
 import { mountHealth } from './health.routes.js';
 import { mountImport } from './import.routes.js';
+import { mountInsights } from './insights.routes.js';
+import { mountProfiles } from './profiles.routes.js';
+import { mountProfilesQuery } from './profiles-query.routes.js';
 import { mountTrack } from './track.routes.js';
+import { mountExperiments } from './experiments.routes.js';
 
 /** Every surface's router, in mount order. */
-export const routers: ((app: Express, deps: AppDeps) => void)[] = [mountHealth, mountImport, mountTrack];
+export const routers: ((app: Express, deps: AppDeps) => void)[] = [mountHealth, mountImport, mountTrack, mountProfiles];
+// Read-back (docs/read-back.md).
+routers.push(mountExport, mountProfilesQuery, mountEventNames, mountInsights);
+// Experiments API and its OpenAPI document (docs/experiments.md).
+routers.push(mountExperiments);
