@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as m001 from './001-foundation.js';
 import * as m002 from './002-batch-imports.js';
+import * as m003 from './003-warehouse.js';
 import * as m005 from './005-experiments.js';
 
 /**
@@ -9,5 +10,6 @@ import * as m005 from './005-experiments.js';
 export const migrations: Record<string, Knex.Migration> = {
   '001-foundation': m001,
   '002-batch-imports': m002,
+  '003-warehouse': m003,
   '005-experiments': m005,
 };
