@@ -1,0 +1,74 @@
+/**
+ * `GET|POST /api/2.0/engage` (also `/api/query/engage`, Mixpanel's current path): query user
+ * profiles — or group profiles with `data_group_id=<group key>` — in Mixpanel's engage response
+ * shape `{page, page_size, session_id, status:"ok", total, results:[{$distinct_id,$properties}]}`.
+ * Parameters come from the query string or a form-encoded body (Mixpanel clients POST a form).
+ */
+import crypto from 'node:crypto';
+import express, { type Express, type Request, type Response } from 'express';
+import { setOwn } from '../../domain/export-record.js';
+import { ValidationError } from '../../lib/errors.js';
+import { queryProfiles } from '../../readback/profile-query.js';
+import { accessOf } from '../auth-middleware.js';
+import type { AppDeps } from '../deps.js';
+import { requireReadAccess, withRequestInErrors } from '../read-back-access.js';
+import { integer, single, stringArray, whereParam, type Params } from '../read-back-params.js';
+import { surface } from '../surface.js';
+
+export const ENGAGE_MAX_PAGE_SIZE = 1000;
+
+/** Mixpanel parameters we cannot honour: refused rather than silently ignored. */
+const UNSUPPORTED = ['behaviors', 'filter_by_cohort', 'as_of_timestamp'];
+
+function paramsOf(req: Request): Params {
+  const body = typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Params) : {};
+  return { ...(req.query as Params), ...body };
+}
+
+export function mountProfilesQuery(app: Express, deps: AppDeps): void {
+  const router = express.Router();
+  router.use(surface('ingest'));
+  router.use(express.urlencoded({ extended: false, limit: '1mb' }));
+
+  const handle = async (req: Request, res: Response) => {
+    const { project } = accessOf(res);
+    const params = paramsOf(req);
+    for (const name of UNSUPPORTED) {
+      if (params[name] !== undefined && params[name] !== '') throw new ValidationError(400, `'${name}' is not supported by this service`);
+    }
+    const distinctId = single(params, 'distinct_id');
+    const distinctIds = stringArray(params, 'distinct_ids');
+    if (distinctId !== undefined && distinctIds !== undefined) throw new ValidationError(400, "give 'distinct_id' or 'distinct_ids', not both");
+    const outputProperties = stringArray(params, 'output_properties');
+    const pageSize = integer(params, 'page_size', { min: 1, max: ENGAGE_MAX_PAGE_SIZE, default: ENGAGE_MAX_PAGE_SIZE })!;
+    const page = integer(params, 'page', { min: 0, max: 1_000_000, default: 0 })!;
+    const groupKey = single(params, 'data_group_id');
+    const where = whereParam(params);
+    const sessionId = single(params, 'session_id') ?? `${Date.now()}-${crypto.randomBytes(6).toString('hex')}`;
+
+    const { rows, total } = await queryProfiles(deps.db, {
+      projectId: project.id,
+      groupKey,
+      ids: distinctId !== undefined ? [distinctId] : distinctIds,
+      where,
+      page,
+      pageSize,
+    });
+    const results = rows.map((p) => {
+      let props = p.properties;
+      if (outputProperties) {
+        props = {};
+        for (const k of outputProperties) if (Object.prototype.hasOwnProperty.call(p.properties, k)) setOwn(props, k, p.properties[k]);
+      }
+      return { $distinct_id: p.id, $properties: props };
+    });
+    res.json({ page, page_size: pageSize, session_id: sessionId, status: 'ok', total, results });
+  };
+
+  const access = requireReadAccess(deps, (req) => paramsOf(req).project_id);
+  router.get('/', access, handle);
+  router.post('/', access, handle);
+  router.use(withRequestInErrors);
+  app.use('/api/2.0/engage', router);
+  app.use('/api/query/engage', router);
+}
