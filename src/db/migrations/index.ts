@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import * as m001 from './001-foundation.js';
 import * as m002 from './002-batch-imports.js';
 import * as m003 from './003-warehouse.js';
+import * as m004 from './004-migrations.js';
 import * as m005 from './005-experiments.js';
 
 /**
@@ -11,5 +12,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '001-foundation': m001,
   '002-batch-imports': m002,
   '003-warehouse': m003,
+  '004-migrations': m004,
   '005-experiments': m005,
 };
