@@ -59,6 +59,9 @@ export const configSchema = z.object({
   MIGRATION_MAX_EVENTS: int(15_000_000),
   MIGRATION_TMP_DIR: z.string().default('./data/migrations'),
 
+  /** Largest experiments API request body in bytes (after gzip); larger ones get 413. */
+  EXPERIMENTS_MAX_BODY_BYTES: int(1024 * 1024),
+
   /** Which processes `npm start` runs in one process. */
   START_PROCESSES: z.string().default('release,web,worker,scheduler'),
 });
