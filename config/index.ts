@@ -37,6 +37,8 @@ export const configSchema = z.object({
   IMPORT_MAX_PROPERTIES: int(255),
   IMPORT_MAX_DEPTH: int(3),
   ENGAGE_MAX_UPDATES: int(2000),
+  /** Largest lookup-table CSV accepted by PUT /lookup-tables/{id}, in decompressed bytes (413 beyond). */
+  LOOKUP_TABLE_MAX_BYTES: int(100 * 1024 * 1024),
   /** Events per second per project, sustained; bursts up to RATE_LIMIT_BURST events. 0 disables. */
   RATE_LIMIT_EVENTS_PER_SEC: int(30000),
   RATE_LIMIT_BURST: int(120000),
