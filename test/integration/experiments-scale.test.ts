@@ -1,0 +1,47 @@
+/** A workspace with 10k experiments lists in one response, which still matches the OpenAPI document. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertExperiments } from '../../src/db/experiments.repo.js';
+import { seedProject } from '../helpers/accounts.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { syntheticExperiments } from '../helpers/experiments-fixture.js';
+import { ContractClient } from '../helpers/openapi-contract.js';
+
+const N = 10_000;
+
+describe.each(dbKinds())('10k experiments on %s', (kind) => {
+  let t: TestDb;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestDb(kind);
+    app = await startTestApp(t.db);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await t?.destroy();
+  });
+
+  it('lists all of them, newest first, in one response', async () => {
+    const p = await seedProject(t.db);
+    const sa = await t.db('service_accounts').where({ username: p.sa.username }).first();
+    const actor = { id: Number(sa.id), name: p.sa.username, email: null };
+    const records = syntheticExperiments(p.workspace_id, actor, N);
+    await insertExperiments(t.db, records);
+    // A deleted one and another workspace's stay out.
+    const other = await seedProject(t.db);
+    await insertExperiments(t.db, syntheticExperiments(other.workspace_id, actor, 3));
+    await insertExperiments(t.db, [{ ...syntheticExperiments(p.workspace_id, actor, 1)[0]!, deleted: Date.now() }]);
+
+    const api = await ContractClient.load(app.url);
+    const started = performance.now();
+    const r = await api.call('GET', `/api/app/workspaces/${p.workspace_id}/experiments`, { auth: p.basic });
+    const ms = performance.now() - started;
+    expect(r.status).toBe(200);
+    expect(r.body.results).toHaveLength(N);
+    expect(r.body.results.map((e: { id: string }) => e.id)).toEqual(records.map((e) => e.id));
+    expect(r.body.results[N - 1]).toMatchObject({ name: `experiment ${N - 1}`, creator_name: p.sa.username, can_update_restricted: true });
+    // Generous: the point is one response in reasonable time, not a benchmark (see bench/experiments.bench.ts).
+    expect(ms).toBeLessThan(15_000);
+  });
+});
