@@ -60,6 +60,12 @@ export const configSchema = z.object({
   AMPLITUDE_EU_URL: z.string().default('https://analytics.eu.amplitude.com'),
   MIGRATION_MAX_EVENTS: int(15_000_000),
   MIGRATION_TMP_DIR: z.string().default('./data/migrations'),
+  /** Amplitude records committed per transaction (with their checkpoint) while loading a migration. */
+  MIGRATION_BATCH_EVENTS: int(5000),
+  /** Retries of one Amplitude export request on 429/5xx/network errors before the job itself retries. */
+  MIGRATION_HTTP_RETRIES: int(6),
+  /** First backoff of those retries, doubled each time (capped at 60 s); Retry-After wins when sent. */
+  MIGRATION_RETRY_BASE_MS: int(1000),
 
   /** Largest experiments API request body in bytes (after gzip); larger ones get 413. */
   EXPERIMENTS_MAX_BODY_BYTES: int(1024 * 1024),
