@@ -3,6 +3,9 @@
  * the worker runtime looks handlers up by job name.
  */
 import type { JobName } from '../src/queue/catalog.js';
+import { batchImportHandler } from './batch-import.job.js';
 import type { JobHandler } from './types.js';
 
-export const handlers: Partial<{ [N in JobName]: JobHandler<N> }> = {};
+export const handlers: Partial<{ [N in JobName]: JobHandler<N> }> = {
+  'batch-import': batchImportHandler,
+};

@@ -4,6 +4,7 @@
  */
 import type { Db } from '../src/db/knex.js';
 import type { JobName, JobPayload } from '../src/queue/catalog.js';
+import { batchImportsReconcileSource } from './batch-import.reconcile.js';
 
 export interface UnfinishedRun<N extends JobName = JobName> {
   jobName: N;
@@ -15,6 +16,14 @@ export interface UnfinishedRun<N extends JobName = JobName> {
 export interface ReconcileSource {
   name: string;
   findUnfinished: (db: Db) => Promise<UnfinishedRun[]>;
+  /**
+   * Optional: record in SQL that the run failed. The reconciler calls it when BullMQ holds the
+   * run's job as failed for good (a PermanentError, or attempts used up) but SQL still says
+   * queued/running — i.e. the handler could not write the failure itself.
+   */
+  markFailed?: (db: Db, run: UnfinishedRun, reason: string) => Promise<void>;
 }
 
-export const reconcileSources: ReconcileSource[] = [];
+export const reconcileSources: ReconcileSource[] = [
+  batchImportsReconcileSource,
+];

@@ -1,0 +1,143 @@
+/**
+ * The batch-import handler: streams the uploaded file from the checkpoint on, in chunks of 2000
+ * records, each committed with its checkpoint (src/ingest/batch-import.chunk.ts). On shutdown it
+ * stops between chunks and puts the run back to `queued`; any later attempt resumes where the
+ * last committed chunk ended, so a crash, a deploy or a Redis loss never doubles or loses data.
+ */
+import fs from 'node:fs';
+import {
+  appendRunLog,
+  findBatchImport,
+  setBatchImportStatus,
+  startBatchImport,
+  type BatchImport,
+} from '../src/db/batch-imports.repo.js';
+import { recordFromCsv, recordFromJson } from '../src/domain/batch-record.js';
+import { BATCH_CHUNK_RECORDS, commitChunk, excerpt, type PendingChunk } from '../src/ingest/batch-import.chunk.js';
+import { BatchFileError, readUnits } from '../src/ingest/batch-file.reader.js';
+import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
+import { jobCatalog } from '../src/queue/catalog.js';
+import type { JobContext, JobHandler } from './types.js';
+
+/** Dashboard log lines: one every this many chunks (plus start, resume and end). */
+const LOG_EVERY_CHUNKS = 10;
+
+export type BatchImportOutcome = 'succeeded' | 'interrupted' | 'already-finished' | 'superseded';
+
+function percentOf(done: number, total: number): number {
+  return total === 0 ? 100 : Math.min(100, Math.floor((done / total) * 1000) / 10);
+}
+
+async function say(ctx: JobContext, run: BatchImport, line: string): Promise<void> {
+  ctx.log.info({ importId: run.id }, line);
+  await ctx.logLine(line);
+  await appendRunLog(ctx.db, run.id, line, Date.now());
+}
+
+async function fail(ctx: JobContext, run: BatchImport, message: string): Promise<void> {
+  await setBatchImportStatus(ctx.db, run.id, 'failed', { now: Date.now(), error: message });
+  await say(ctx, run, `failed: ${message}`);
+  fs.rmSync(run.filePath, { force: true });
+}
+
+export const batchImportHandler: JobHandler<'batch-import'> = async ({ importId }, ctx): Promise<BatchImportOutcome> => {
+  const run = await startBatchImport(ctx.db, importId, Date.now());
+  if (!run) {
+    const existing = await findBatchImport(ctx.db, importId);
+    if (!existing) throw new PermanentError(`batch import ${importId} does not exist`);
+    ctx.log.info({ importId, status: existing.status }, 'batch import already finished');
+    return 'already-finished';
+  }
+  if (!fs.existsSync(run.filePath)) {
+    await fail(ctx, run, 'the uploaded file is gone from UPLOAD_DIR (was the volume replaced?)');
+    throw new PermanentError('uploaded file missing');
+  }
+  try {
+    return await importFile(run, ctx);
+  } catch (err) {
+    if (err instanceof BatchFileError) {
+      await fail(ctx, run, err.message);
+      throw new PermanentError(err.message);
+    }
+    if (err instanceof PermanentError) throw err;
+    if (ctx.attempt >= jobCatalog['batch-import'].attempts && !ctx.signal.aborted) {
+      await fail(ctx, run, `gave up after ${ctx.attempt} attempts: ${errorMessage(err)}`).catch(() => {});
+    } else {
+      await appendRunLog(ctx.db, run.id, `attempt ${ctx.attempt} failed: ${errorMessage(err)}`, Date.now()).catch(() => {});
+    }
+    throw err;
+  }
+};
+
+async function importFile(run: BatchImport, ctx: JobContext): Promise<BatchImportOutcome> {
+  let done = run.recordsDone;
+  const total = run.recordsTotal;
+  await say(ctx, run, done > 0 ? `resuming at record ${done} of ${total} (attempt ${ctx.attempt})` : `started: ${total} records (attempt ${ctx.attempt})`);
+  await ctx.progress({ percent: percentOf(done, total), records_done: done, records_total: total });
+
+  let position = 0;
+  let chunks = 0;
+  let chunk: PendingChunk = { from: done, units: 0, records: [], positions: [], unparsable: [] };
+
+  const flush = async (): Promise<'ok' | 'interrupted' | 'superseded'> => {
+    if (ctx.signal.aborted) return 'interrupted';
+    const result = await commitChunk(ctx.db, run, chunk, Date.now());
+    if (!result.committed) return 'superseded';
+    done = chunk.from + chunk.units;
+    chunks += 1;
+    chunk = { from: done, units: 0, records: [], positions: [], unparsable: [] };
+    await ctx.progress({ percent: percentOf(done, total), records_done: done, records_total: total });
+    if (chunks % LOG_EVERY_CHUNKS === 0) {
+      const now = await findBatchImport(ctx.db, run.id);
+      await ctx.logLine(`${done}/${total} records: ${now?.imported ?? '?'} imported, ${now?.deduplicated ?? '?'} duplicates, ${now?.rejected ?? '?'} rejected`);
+    }
+    return 'ok';
+  };
+
+  const take = (outcome: ReturnType<typeof recordFromJson>, raw: () => string) => {
+    if (outcome.ok) {
+      chunk.records.push(outcome.record);
+      chunk.positions.push(position);
+    } else chunk.unparsable.push({ index: position, message: outcome.message, record: excerpt(raw()) });
+    chunk.units += 1;
+  };
+
+  for await (const batch of readUnits(run.filePath, run.format)) {
+    const count = batch.kind === 'csv' ? batch.rows.length : batch.units.length;
+    for (let i = 0; i < count; i++, position++) {
+      if (position < done) continue; // committed by an earlier attempt
+      if (batch.kind === 'csv') {
+        const row = batch.rows[i]!;
+        take(recordFromCsv(run.type, batch.header, row), () => row.join(','));
+      } else {
+        const unit = batch.units[i]!;
+        take(recordFromJson(unit), () => unit.toString('utf8', 0, 400));
+      }
+      if (chunk.units >= BATCH_CHUNK_RECORDS) {
+        const step = await flush();
+        if (step !== 'ok') return stop(step, run, ctx, done);
+      }
+    }
+  }
+  if (chunk.units > 0) {
+    const step = await flush();
+    if (step !== 'ok') return stop(step, run, ctx, done);
+  }
+  if (ctx.signal.aborted) return stop('interrupted', run, ctx, done);
+  if (!(await setBatchImportStatus(ctx.db, run.id, 'succeeded', { now: Date.now(), expectDone: done }))) return stop('superseded', run, ctx, done);
+  fs.rmSync(run.filePath, { force: true });
+  const final = await findBatchImport(ctx.db, run.id);
+  await ctx.progress({ percent: 100, records_done: done, records_total: total });
+  await say(ctx, run, `succeeded: ${final?.imported} imported, ${final?.deduplicated} duplicates, ${final?.rejected} rejected`);
+  return 'succeeded';
+}
+
+async function stop(step: 'interrupted' | 'superseded', run: BatchImport, ctx: JobContext, done: number): Promise<BatchImportOutcome> {
+  if (step === 'superseded') {
+    // Another worker moved the checkpoint (this job was re-enqueued while we still ran).
+    throw new RetryableError(`batch import ${run.id} was advanced by another worker; this attempt stops`);
+  }
+  await setBatchImportStatus(ctx.db, run.id, 'queued', { now: Date.now(), expectDone: done });
+  await say(ctx, run, `interrupted at record ${done} of ${run.recordsTotal} (shutdown); will resume`);
+  return 'interrupted';
+}

@@ -1,0 +1,214 @@
+/**
+ * Batch import runs. `records_done` is the checkpoint: it only moves through `advanceCheckpoint`,
+ * a compare-and-set inside the chunk's own transaction, so two workers that both believe they
+ * own a run (a Redis loss re-enqueued it while the first still ran) can never both commit the
+ * same chunk — the loser's transaction rolls back with its inserts.
+ */
+import { parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
+
+export type BatchImportType = 'events' | 'people' | 'groups';
+export type BatchImportFormat = 'ndjson' | 'json' | 'csv';
+export type BatchImportStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+
+export interface RejectedSample {
+  /** 0-based position of the record in the file (CSV: data rows, header excluded). */
+  index: number;
+  field?: string;
+  message: string;
+  /** The record as sent, cut to a few hundred characters. */
+  record?: string;
+}
+
+export interface BatchImport {
+  id: string;
+  projectId: number;
+  type: BatchImportType;
+  format: BatchImportFormat;
+  compression: 'none' | 'gzip';
+  strict: boolean;
+  filePath: string;
+  fileBytes: number;
+  recordsTotal: number;
+  status: BatchImportStatus;
+  jobId: string;
+  recordsDone: number;
+  imported: number;
+  deduplicated: number;
+  rejected: number;
+  rejectedSample: RejectedSample[];
+  log: string[];
+  error: string | null;
+  attempts: number;
+  createdBy: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  updatedAt: number;
+}
+
+/** Rejected records kept per run, and log lines kept per run. */
+export const REJECTED_SAMPLE_MAX = 100;
+export const RUN_LOG_MAX = 100;
+
+const TABLE = 'batch_imports';
+
+function fromRow(r: Record<string, unknown>): BatchImport {
+  const num = (v: unknown) => (v === null || v === undefined ? null : toNumber(v));
+  return {
+    id: r.id as string,
+    projectId: toNumber(r.project_id),
+    type: r.type as BatchImportType,
+    format: r.format as BatchImportFormat,
+    compression: r.compression as 'none' | 'gzip',
+    strict: Boolean(r.strict),
+    filePath: r.file_path as string,
+    fileBytes: toNumber(r.file_bytes),
+    recordsTotal: toNumber(r.records_total),
+    status: r.status as BatchImportStatus,
+    jobId: r.job_id as string,
+    recordsDone: toNumber(r.records_done),
+    imported: toNumber(r.num_imported),
+    deduplicated: toNumber(r.num_deduplicated),
+    rejected: toNumber(r.num_rejected),
+    rejectedSample: parseJson<RejectedSample[]>(r.rejected_sample) ?? [],
+    log: parseJson<string[]>(r.log) ?? [],
+    error: (r.error as string | null) ?? null,
+    attempts: toNumber(r.attempts),
+    createdBy: (r.created_by as string | null) ?? null,
+    createdAt: toNumber(r.created_at),
+    startedAt: num(r.started_at),
+    finishedAt: num(r.finished_at),
+    updatedAt: toNumber(r.updated_at),
+  };
+}
+
+export interface NewBatchImport {
+  id: string;
+  projectId: number;
+  type: BatchImportType;
+  format: BatchImportFormat;
+  compression: 'none' | 'gzip';
+  strict: boolean;
+  filePath: string;
+  fileBytes: number;
+  recordsTotal: number;
+  jobId: string;
+  createdBy: string | null;
+  now: number;
+}
+
+export async function createBatchImport(db: DbOrTrx, n: NewBatchImport): Promise<BatchImport> {
+  await db(TABLE).insert({
+    id: n.id,
+    project_id: n.projectId,
+    type: n.type,
+    format: n.format,
+    compression: n.compression,
+    strict: n.strict,
+    file_path: n.filePath,
+    file_bytes: n.fileBytes,
+    records_total: n.recordsTotal,
+    status: 'queued',
+    job_id: n.jobId,
+    rejected_sample: toJson([]),
+    log: toJson([logLine(n.now, `queued: ${n.recordsTotal} records (${n.format}${n.compression === 'gzip' ? ', gzip' : ''})`)]),
+    created_by: n.createdBy,
+    created_at: n.now,
+    updated_at: n.now,
+  });
+  return (await findBatchImport(db, n.id))!;
+}
+
+export function logLine(now: number, line: string): string {
+  return `${new Date(now).toISOString()} ${line}`;
+}
+
+export async function findBatchImport(db: DbOrTrx, id: string): Promise<BatchImport | undefined> {
+  const row = await db(TABLE).where({ id }).first();
+  return row ? fromRow(row) : undefined;
+}
+
+export async function listBatchImports(db: DbOrTrx, projectId: number, limit: number): Promise<BatchImport[]> {
+  const rows = await db(TABLE).where({ project_id: projectId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit);
+  return rows.map(fromRow);
+}
+
+/** Ids of runs SQL says are not finished: what the reconciler makes sure Redis has a job for. */
+export async function unfinishedBatchImports(db: DbOrTrx): Promise<string[]> {
+  const rows = await db(TABLE).whereIn('status', ['queued', 'running']).select('id');
+  return rows.map((r) => r.id as string);
+}
+
+/** Marks a queued or running run as running (one more attempt); undefined when it is finished. */
+export async function startBatchImport(db: DbOrTrx, id: string, now: number): Promise<BatchImport | undefined> {
+  const n = await db(TABLE)
+    .where({ id })
+    .whereIn('status', ['queued', 'running'])
+    .update({ status: 'running', attempts: db.raw('attempts + 1'), started_at: db.raw('coalesce(started_at, ?)', [now]), updated_at: now });
+  return n > 0 ? findBatchImport(db, id) : undefined;
+}
+
+/**
+ * Compare-and-set of the checkpoint from `from` to `to`; call first inside the chunk's
+ * transaction, before its writes (on Postgres the row lock then serialises competing workers,
+ * on SQLite the single writer does). False: someone else moved the checkpoint — roll back.
+ */
+export async function claimChunk(trx: DbOrTrx, id: string, from: number, to: number, now: number): Promise<boolean> {
+  const n = await trx(TABLE).where({ id, status: 'running', records_done: from }).update({ records_done: to, updated_at: now });
+  return n > 0;
+}
+
+export interface ChunkOutcome {
+  imported: number;
+  deduplicated: number;
+  rejected: number;
+  /** New rejections for the bounded sample (only what fits is kept). */
+  sample: RejectedSample[];
+}
+
+/** Adds a chunk's counts and rejections to the run, in the transaction that claimed it. */
+export async function recordChunk(trx: DbOrTrx, id: string, c: ChunkOutcome): Promise<void> {
+  await trx(TABLE)
+    .where({ id })
+    .update({
+      num_imported: trx.raw('num_imported + ?', [c.imported]),
+      num_deduplicated: trx.raw('num_deduplicated + ?', [c.deduplicated]),
+      num_rejected: trx.raw('num_rejected + ?', [c.rejected]),
+    });
+  if (c.sample.length === 0) return;
+  const row = await trx(TABLE).where({ id }).first('rejected_sample');
+  const current = parseJson<RejectedSample[]>(row?.rejected_sample) ?? [];
+  if (current.length >= REJECTED_SAMPLE_MAX) return;
+  const next = current.concat(c.sample.slice(0, REJECTED_SAMPLE_MAX - current.length));
+  await trx(TABLE).where({ id }).update({ rejected_sample: toJson(next) });
+}
+
+/** Appends to the run's bounded log (the newest RUN_LOG_MAX lines are kept). */
+export async function appendRunLog(db: DbOrTrx, id: string, line: string, now: number): Promise<void> {
+  const row = await db(TABLE).where({ id }).first('log');
+  if (!row) return;
+  const log = (parseJson<string[]>(row.log) ?? []).concat(logLine(now, line)).slice(-RUN_LOG_MAX);
+  await db(TABLE).where({ id }).update({ log: toJson(log), updated_at: now });
+}
+
+/**
+ * Moves an unfinished run to a final or waiting status. `expectDone` fences the write the same
+ * way as the checkpoint: only the worker that holds the current checkpoint may finish the run.
+ */
+export async function setBatchImportStatus(
+  db: DbOrTrx,
+  id: string,
+  status: BatchImportStatus,
+  opts: { now: number; error?: string; expectDone?: number },
+): Promise<boolean> {
+  let q = db(TABLE).where({ id }).whereIn('status', ['queued', 'running']);
+  if (opts.expectDone !== undefined) q = q.andWhere('records_done', opts.expectDone);
+  const final = status === 'succeeded' || status === 'failed';
+  const n = await q.update({
+    status,
+    error: opts.error ?? null,
+    finished_at: final ? opts.now : null,
+    updated_at: opts.now,
+  });
+  return n > 0;
+}

@@ -1,0 +1,77 @@
+/**
+ * One chunk of a batch import, committed together with its checkpoint in ONE transaction: the
+ * records go through the same write path as /import, /engage and /groups, the checkpoint moves
+ * by compare-and-set, and the counts and rejection sample are added. A crash before the commit
+ * loses the whole chunk (it is read again on resume); after it, nothing of it is read again.
+ */
+import { claimChunk, recordChunk, type RejectedSample } from '../db/batch-imports.repo.js';
+import type { Db } from '../db/knex.js';
+import type { BatchType } from '../domain/batch-format.js';
+import { ingestEvents } from './events.ingest.js';
+import { applyGroupUpdates, applyProfileUpdates } from './profiles.ingest.js';
+
+/** Records per chunk (and so per transaction): the /import batch size. */
+export const BATCH_CHUNK_RECORDS = 2000;
+const EXCERPT_CHARS = 300;
+
+export interface ChunkRun {
+  id: string;
+  projectId: number;
+  type: BatchType;
+  strict: boolean;
+}
+
+export interface PendingChunk {
+  /** Checkpoint before the chunk: units of the file consumed so far. */
+  from: number;
+  /** Units the chunk covers, parsed or not (the checkpoint moves by this much). */
+  units: number;
+  /** Parsed records, with their 0-based position in the file. */
+  records: unknown[];
+  positions: number[];
+  /** Units that could not even be parsed. */
+  unparsable: RejectedSample[];
+}
+
+export type ChunkResult =
+  | { committed: true; imported: number; deduplicated: number; rejected: number }
+  | { committed: false };
+
+export function excerpt(record: unknown): string {
+  const text = typeof record === 'string' ? record : JSON.stringify(record) ?? String(record);
+  return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
+}
+
+export async function commitChunk(db: Db, run: ChunkRun, chunk: PendingChunk, now: number): Promise<ChunkResult> {
+  return db.transaction(async (trx) => {
+    if (!(await claimChunk(trx, run.id, chunk.from, chunk.from + chunk.units, now))) return { committed: false };
+    const sample: RejectedSample[] = [...chunk.unparsable];
+    let imported = 0;
+    let deduplicated = 0;
+    if (chunk.records.length > 0) {
+      if (run.type === 'events') {
+        const r = await ingestEvents(trx, run.projectId, 'batch-import', chunk.records, {
+          strict: run.strict,
+          now,
+          stamp: { $import: true, $batch_import_id: run.id },
+        });
+        imported = r.imported;
+        deduplicated = r.deduplicated;
+        for (const rej of r.rejected) {
+          sample.push({ index: chunk.positions[rej.index]!, field: rej.field, message: rej.message, record: excerpt(chunk.records[rej.index]) });
+        }
+      } else {
+        const apply = run.type === 'people' ? applyProfileUpdates : applyGroupUpdates;
+        const r = await apply(trx, run.projectId, chunk.records, { now });
+        imported = r.applied;
+        deduplicated = r.received - r.applied - r.rejected.length;
+        for (const rej of r.rejected) {
+          sample.push({ index: chunk.positions[rej.index]!, message: rej.message, record: excerpt(chunk.records[rej.index]) });
+        }
+      }
+    }
+    sample.sort((a, b) => a.index - b.index);
+    await recordChunk(trx, run.id, { imported, deduplicated, rejected: sample.length, sample });
+    return { committed: true, imported, deduplicated, rejected: sample.length };
+  });
+}
