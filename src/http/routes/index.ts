@@ -5,6 +5,8 @@ import { mountExport } from './export.routes.js';
 import { mountHealth } from './health.routes.js';
 import { mountImport } from './import.routes.js';
 import { mountInsights } from './insights.routes.js';
+import { mountLookupTables } from './lookup-tables.routes.js';
+import { mountLookupTablesApp } from './lookup-tables-app.routes.js';
 import { mountProfiles } from './profiles.routes.js';
 import { mountProfilesQuery } from './profiles-query.routes.js';
 import { mountTrack } from './track.routes.js';
@@ -16,3 +18,5 @@ export const routers: ((app: Express, deps: AppDeps) => void)[] = [mountHealth, 
 routers.push(mountExport, mountProfilesQuery, mountEventNames, mountInsights);
 // Experiments API and its OpenAPI document (docs/experiments.md).
 routers.push(mountExperiments);
+// Lookup tables: ingestion API and app API (docs/profiles-and-lookup-tables.md).
+routers.push(mountLookupTables, mountLookupTablesApp);

@@ -1,0 +1,121 @@
+/**
+ * Managing lookup tables through the app API (`{status:"ok",results}` / `{status:"error",…}`):
+ *
+ * - `POST   /api/app/projects/{pid}/lookup-tables {name, mapped_property?}` (owner/admin)
+ * - `GET    /api/app/projects/{pid}/lookup-tables` and `…/{id}` (any role)
+ * - `PATCH  /api/app/projects/{pid}/lookup-tables/{id} {name?, mapped_property?}` (owner/admin);
+ *   `mapped_property: null` unmaps the table
+ * - `DELETE /api/app/projects/{pid}/lookup-tables/{id}` (owner/admin)
+ *
+ * `mapped_property` names the event property whose value is the table's key: read-back joins
+ * the matching row's properties into exported events.
+ */
+import express, { type Express, type Request } from 'express';
+import { z } from 'zod';
+import {
+  countLookupRows,
+  deleteLookupTable,
+  findLookupTable,
+  findLookupTableByName,
+  insertLookupTable,
+  listLookupTables,
+  updateLookupTable,
+  type LookupTable,
+} from '../../db/lookup-tables.repo.js';
+import type { DbOrTrx } from '../../db/knex.js';
+import { ValidationError, NotFoundError } from '../../lib/errors.js';
+import { accessOf, requireProject } from '../auth-middleware.js';
+import type { AppDeps } from '../deps.js';
+import { assertResidency } from '../ingest-auth.js';
+import { readJsonBody } from '../json-body.js';
+import { surface } from '../surface.js';
+import { lookupTableIdOf } from './lookup-tables.routes.js';
+
+const MAX_BODY_BYTES = 64 * 1024;
+const name = z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
+const mappedProperty = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').nullable();
+const createInput = z.strictObject({ name, mapped_property: mappedProperty.optional() });
+const patchInput = z.strictObject({ name: name.optional(), mapped_property: mappedProperty.optional() });
+
+function describe(error: z.ZodError): string {
+  return error.issues.map((i) => (i.path.length ? `'${i.path.join('.')}' ${i.message}` : i.message)).join('; ');
+}
+
+async function bodyOf<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
+  const raw = await readJsonBody(req, MAX_BODY_BYTES);
+  if (raw === undefined) throw new ValidationError(400, 'request body must be a JSON object');
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new ValidationError(400, describe(parsed.error));
+  return parsed.data;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+async function present(db: DbOrTrx, t: LookupTable) {
+  return {
+    id: t.id,
+    name: t.name,
+    mapped_property: t.mappedProperty,
+    created: iso(t.createdAt),
+    last_replaced: iso(t.replacedAt),
+    num_rows: await countLookupRows(db, t.id),
+  };
+}
+
+export function mountLookupTablesApp(app: Express, deps: AppDeps): void {
+  const router = express.Router({ mergeParams: true });
+  const projectOf = (req: Request) => req.params.project_id;
+  const anyRole = requireProject(deps, projectOf);
+  const writer = requireProject(deps, projectOf, ['owner', 'admin']);
+  router.use(surface('app'));
+
+  const tableOf = async (req: Request, projectId: number): Promise<LookupTable> => {
+    const id = lookupTableIdOf(req.params.id);
+    const table = await findLookupTable(deps.db, id);
+    if (!table || table.projectId !== projectId) throw new NotFoundError(`lookup table ${id} not found in project ${projectId}`);
+    return table;
+  };
+  const project = (res: express.Response) => {
+    const { project: p } = accessOf(res);
+    assertResidency(p, deps.config.REGION);
+    return p;
+  };
+
+  router.post('/', writer, async (req, res) => {
+    const p = project(res);
+    const input = await bodyOf(req, createInput);
+    if (await findLookupTableByName(deps.db, p.id, input.name)) {
+      throw new ValidationError(409, `a lookup table named '${input.name}' already exists in project ${p.id}`);
+    }
+    const table = await insertLookupTable(deps.db, { projectId: p.id, name: input.name, mappedProperty: input.mapped_property ?? null, now: Date.now() });
+    res.json({ status: 'ok', results: await present(deps.db, table) });
+  });
+
+  router.get('/', anyRole, async (_req, res) => {
+    const tables = await listLookupTables(deps.db, project(res).id);
+    res.json({ status: 'ok', results: await Promise.all(tables.map((t) => present(deps.db, t))) });
+  });
+
+  router.get('/:id', anyRole, async (req, res) => {
+    res.json({ status: 'ok', results: await present(deps.db, await tableOf(req, project(res).id)) });
+  });
+
+  router.patch('/:id', writer, async (req, res) => {
+    const p = project(res);
+    const table = await tableOf(req, p.id);
+    const input = await bodyOf(req, patchInput);
+    if (input.name !== undefined && input.name !== table.name && (await findLookupTableByName(deps.db, p.id, input.name))) {
+      throw new ValidationError(409, `a lookup table named '${input.name}' already exists in project ${p.id}`);
+    }
+    const updated = await updateLookupTable(deps.db, table.id, { name: input.name, mappedProperty: input.mapped_property });
+    res.json({ status: 'ok', results: await present(deps.db, updated!) });
+  });
+
+  router.delete('/:id', writer, async (req, res) => {
+    const table = await tableOf(req, project(res).id);
+    await deps.db.transaction((trx) => deleteLookupTable(trx, table.id));
+    res.json({ status: 'ok', results: { id: table.id, deleted: true } });
+  });
+
+  app.use('/api/app/projects/:project_id/lookup-tables', router);
+}
