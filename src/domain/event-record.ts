@@ -44,7 +44,9 @@ export interface RecordRejection {
 export type RecordOutcome = { ok: true; event: NormalizedEvent } | { ok: false; reject: RecordRejection };
 
 const MIN_STRICT_TIME_MS = Date.UTC(1971, 0, 1);
+const UNSTORABLE_MESSAGE = 'strings must not contain NUL characters or unpaired UTF-16 surrogates';
 const FUTURE_SLACK_MS = 60 * 60 * 1000;
+const MAX_DATE_MS = 8.64e15;
 
 /** Mixpanel's rule: a time below 1e11 is seconds, anything else milliseconds. */
 export function normalizeTime(value: unknown): number | undefined {
@@ -53,28 +55,66 @@ export function normalizeTime(value: unknown): number | undefined {
   else if (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) n = Number(value);
   else return undefined;
   if (!Number.isFinite(n) || n < 0) return undefined;
-  const ms = n < 1e11 ? n * 1000 : n;
-  return Math.round(ms);
+  const ms = Math.round(n < 1e11 ? n * 1000 : n);
+  // Beyond the range of a JS Date the value is no instant at all (and would overflow storage).
+  return ms <= MAX_DATE_MS ? ms : undefined;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Depth of nested objects/arrays below a property value (a scalar is 0). */
-function depthOf(value: unknown, limit: number, depth = 0): number {
-  if (depth > limit) return depth;
+// NUL cannot be stored in a Postgres text or jsonb value, and an unpaired surrogate is not
+// Unicode (SQLite would silently replace it, Postgres refuses it): such a record is rejected on
+// both databases alike rather than failing a whole batch at write time.
+const SUSPECT_CHARS = /[\u0000\ud800-\udfff]/;
+
+/** A string the databases cannot store faithfully. */
+export function isUnstorableString(s: string): boolean {
+  return SUSPECT_CHARS.test(s) && (s.includes('\u0000') || !(s as string & { isWellFormed(): boolean }).isWellFormed());
+}
+
+const UNSTORABLE = -1;
+
+/**
+ * One pass over a property value: its nesting depth (a scalar is 0), or UNSTORABLE when a key or
+ * string inside cannot be stored. Stops descending past `limit`. `size` accumulates a rough
+ * serialised size so the exact one is computed only for events that could be near the limit.
+ */
+function inspect(value: unknown, limit: number, depth: number, size: { n: number }): number {
+  if (typeof value === 'string') {
+    size.n += value.length + 2;
+    return isUnstorableString(value) ? UNSTORABLE : depth;
+  }
+  if (typeof value !== 'object' || value === null) {
+    size.n += 8;
+    return depth;
+  }
+  if (depth >= limit) return depth + 1;
+  let max = depth + 1;
   if (Array.isArray(value)) {
-    let max = depth + 1;
-    for (const v of value) max = Math.max(max, depthOf(v, limit, depth + 1));
+    for (let i = 0; i < value.length; i++) {
+      const d = inspect(value[i], limit, depth + 1, size);
+      if (d === UNSTORABLE) return UNSTORABLE;
+      if (d > max) max = d;
+    }
+    size.n += value.length + 2;
     return max;
   }
-  if (isPlainObject(value)) {
-    let max = depth + 1;
-    for (const v of Object.values(value)) max = Math.max(max, depthOf(v, limit, depth + 1));
-    return max;
+  for (const k in value) {
+    size.n += k.length + 4;
+    if (isUnstorableString(k)) return UNSTORABLE;
+    const d = inspect((value as Record<string, unknown>)[k], limit, depth + 1, size);
+    if (d === UNSTORABLE) return UNSTORABLE;
+    if (d > max) max = d;
   }
-  return depth;
+  return max;
+}
+
+/** Sets a key as data even when it is `__proto__` (JSON.parse makes that an own property). */
+function setData(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 export function validateEventRecord(raw: unknown, index: number, rules: EventRules): RecordOutcome {
@@ -118,25 +158,44 @@ export function validateEventRecord(raw: unknown, index: number, rules: EventRul
     return reject('properties.$insert_id', "'properties.$insert_id' must be 1-36 characters of [A-Za-z0-9-]", sentInsertId);
   }
 
+  if (isUnstorableString(raw.event)) return reject('event', UNSTORABLE_MESSAGE, sentInsertId);
+  if (isUnstorableString(distinctId)) return reject('properties.distinct_id', UNSTORABLE_MESSAGE, sentInsertId);
+
   const properties: Record<string, unknown> = {};
+  const size = { n: raw.event.length + distinctId.length + 40 };
   let count = 0;
-  for (const [k, v] of Object.entries(props)) {
+  for (const k in props) {
     count += 1;
     if (k === 'time' || k === 'distinct_id' || k === '$insert_id' || k === 'token') continue;
+    const v = props[k];
     if (v === undefined) continue;
-    if (depthOf(v, rules.maxDepth) > rules.maxDepth) {
+    size.n += k.length + 4;
+    if (isUnstorableString(k)) return reject('properties', `property name ${JSON.stringify(k)}: ${UNSTORABLE_MESSAGE}`, sentInsertId);
+    const depth = inspect(v, rules.maxDepth, 0, size);
+    if (depth === UNSTORABLE) return reject(`properties.${k}`, UNSTORABLE_MESSAGE, sentInsertId);
+    if (depth > rules.maxDepth) {
       return reject(`properties.${k}`, `property nesting must not exceed ${rules.maxDepth} levels`, sentInsertId);
     }
-    properties[k] = v;
+    setData(properties, k, v);
   }
   if (count >= rules.maxProperties) {
     return reject('properties', `an event must have fewer than ${rules.maxProperties} properties`, sentInsertId);
   }
 
-  const bodyForId = canonicalJson({ event: raw.event, properties: { ...properties, time, distinct_id: distinctId } });
-  if (bodyForId.length > rules.maxEventBytes) {
+  // The canonical body is needed for a derived insert id; otherwise the exact size is only
+  // worth computing when the rough one says the event could be near the limit (a JSON escape
+  // is at most 6 characters per character).
+  let insertId = sentInsertId as string | undefined;
+  let bodyLength = 0;
+  if (insertId === undefined) {
+    const bodyForId = canonicalJson({ event: raw.event, properties: { ...properties, time, distinct_id: distinctId } });
+    bodyLength = bodyForId.length;
+    if (bodyLength <= rules.maxEventBytes) insertId = deterministicInsertId([bodyForId]);
+  } else if (size.n * 6 > rules.maxEventBytes) {
+    bodyLength = JSON.stringify({ event: raw.event, properties: { ...properties, time, distinct_id: distinctId } }).length;
+  }
+  if (bodyLength > rules.maxEventBytes) {
     return reject('', `event exceeds ${rules.maxEventBytes} bytes`, sentInsertId);
   }
-  const insertId = (sentInsertId as string | undefined) ?? deterministicInsertId([bodyForId]);
-  return { ok: true, event: { event: raw.event, distinctId, time, insertId, properties } };
+  return { ok: true, event: { event: raw.event, distinctId, time, insertId: insertId!, properties } };
 }

@@ -1,0 +1,180 @@
+/**
+ * The ingestion bench's measurements, each run by bench/isolated.ts in its own process so its
+ * peak RSS is its own: (a) floor — bare prepared inserts of already-built rows, (b) the ingest
+ * write path called directly, (c) /import over HTTP from concurrent clients (a separate process).
+ */
+import crypto from 'node:crypto';
+import { fork } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { configFrom } from '../config/index.js';
+import { Authenticator } from '../src/accounts/authenticator.js';
+import { createProject, createServiceAccount } from '../src/accounts/accounts.service.js';
+import { countEvents } from '../src/db/events.repo.js';
+import { createDb, type Db } from '../src/db/knex.js';
+import { migrateLatest } from '../src/db/migrate.js';
+import { createApp } from '../src/http/app.js';
+import { listen } from '../src/http/server.js';
+import { ingestEvents } from '../src/ingest/events.ingest.js';
+import { silentLogger } from '../src/lib/logger.js';
+import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
+import { JobQueues, redisConnection } from '../src/queue/queues.js';
+import { batches, generateEvents } from './ingest-data.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const BATCH = 2000;
+
+export interface CaseArgs {
+  kind: 'sqlite' | 'postgres';
+  n: number;
+  /** SQLite: a fresh file; Postgres: the server URL (a fresh schema is made and dropped). */
+  target: string;
+  clients?: number;
+  redisUrl?: string;
+  /** Extra config for the web app under test (e.g. INGEST_WORKERS). */
+  appConfig?: Record<string, string | number>;
+}
+
+export interface CaseResult {
+  events: number;
+  seconds: number;
+  stored: number;
+}
+
+interface Opened {
+  db: Db;
+  projectId: number;
+  databaseUrl: string;
+  close: () => Promise<void>;
+}
+
+async function openDb(args: CaseArgs, poolMax?: number): Promise<Opened> {
+  if (args.kind === 'sqlite') {
+    const db = createDb({ DATABASE_URL: args.target });
+    await migrateLatest(db);
+    const p = await createProject(db, { name: 'bench' });
+    return { db, projectId: p.id, databaseUrl: args.target, close: () => db.destroy() };
+  }
+  const schema = `bench_${crypto.randomBytes(5).toString('hex')}`;
+  const admin = createDb({ DATABASE_URL: args.target }, { poolMax: 1 });
+  await admin.raw(`CREATE SCHEMA ${schema}`);
+  const db = createDb({ DATABASE_URL: args.target }, { schema, poolMax });
+  await migrateLatest(db);
+  const p = await createProject(db, { name: 'bench' });
+  const u = new URL(args.target);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    db,
+    projectId: p.id,
+    databaseUrl: u.toString(),
+    close: async () => {
+      await db.destroy();
+      await admin.raw(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.destroy();
+    },
+  };
+}
+
+const SQLITE_INSERT =
+  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING';
+const PG_INSERT =
+  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) ' +
+  'SELECT $1, e, d, t, i, p::jsonb, $2, $3 FROM unnest($4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[]) AS u(e, d, t, i, p) ON CONFLICT DO NOTHING';
+
+/** (a) The floor: rows already built (JSON serialised, ms times), inserted by a bare prepared statement. */
+export async function floor(args: CaseArgs): Promise<CaseResult> {
+  const o = await openDb(args);
+  const now = Date.now();
+  const rows = generateEvents(args.n).map((e) => {
+    const { time, distinct_id, $insert_id, ...rest } = e.properties;
+    return [o.projectId, e.event, distinct_id as string, (time as number) * 1000, $insert_id as string, JSON.stringify(rest), 'import', now] as const;
+  });
+  const chunks = batches(rows, BATCH);
+  let seconds: number;
+  if (args.kind === 'sqlite') {
+    await o.db.destroy();
+    const conn = new Database(args.target);
+    conn.pragma('journal_mode = WAL');
+    conn.pragma('synchronous = NORMAL');
+    const stmt = conn.prepare(SQLITE_INSERT);
+    const insertBatch = conn.transaction((chunk: (typeof rows)[number][]) => {
+      for (const r of chunk) stmt.run(...r);
+    });
+    const t0 = performance.now();
+    for (const c of chunks) insertBatch(c);
+    seconds = (performance.now() - t0) / 1000;
+    const stored = (conn.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+    conn.close();
+    return { events: args.n, seconds, stored };
+  }
+  const client = new pg.Client({ connectionString: o.databaseUrl });
+  await client.connect();
+  const cols = chunks.map((c) => [c.map((r) => r[1]), c.map((r) => r[2]), c.map((r) => r[3]), c.map((r) => r[4]), c.map((r) => r[5])]);
+  const t0 = performance.now();
+  for (const c of cols) {
+    await client.query('BEGIN');
+    await client.query({ name: 'ins', text: PG_INSERT, values: [o.projectId, 'import', now, ...c] });
+    await client.query('COMMIT');
+  }
+  seconds = (performance.now() - t0) / 1000;
+  await client.end();
+  const stored = await countEvents(o.db, o.projectId);
+  await o.close();
+  return { events: args.n, seconds, stored };
+}
+
+/** (b) The ingest write path called directly, 2000-event batches of parsed records. */
+export async function writePath(args: CaseArgs): Promise<CaseResult> {
+  const o = await openDb(args, 1);
+  const chunks = batches(generateEvents(args.n), BATCH);
+  const t0 = performance.now();
+  for (const c of chunks) await ingestEvents(o.db, o.projectId, 'import', c, { strict: true });
+  const seconds = (performance.now() - t0) / 1000;
+  const stored = await countEvents(o.db, o.projectId);
+  await o.close();
+  return { events: args.n, seconds, stored };
+}
+
+/** (c) `/import` over HTTP: this process serves, a forked client process sends gzip batches concurrently. */
+export async function httpImport(args: CaseArgs): Promise<CaseResult> {
+  const o = await openDb(args);
+  const sa = await createServiceAccount(o.db, { username: 'bench', projectId: o.projectId, role: 'owner' });
+  const key = crypto.createHash('sha256').update('bench').digest('hex');
+  const config = configFrom({
+    NODE_ENV: 'test',
+    PORT: 0,
+    HOST: '127.0.0.1',
+    DATABASE_URL: o.databaseUrl,
+    SECRETS_KEY: key,
+    LOG_LEVEL: 'silent',
+    QUEUE_PREFIX: `bench-${crypto.randomBytes(4).toString('hex')}`,
+    RATE_LIMIT_EVENTS_PER_SEC: 0,
+    ...args.appConfig,
+  });
+  const redis = redisConnection(args.redisUrl ?? 'redis://127.0.0.1:6379');
+  const queues = new JobQueues(redis, config.QUEUE_PREFIX);
+  const app = createApp({ config, db: o.db, log: silentLogger, auth: new Authenticator(o.db), secrets: createSecretBox(secretsKeyFrom(key)), queues, readiness: [] });
+  const server = await listen(app, config);
+  const result = await new Promise<{ seconds: number; failures: number; firstError?: string }>((resolve, reject) => {
+    const child = fork(path.join(here, 'ingest-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', (m) => resolve(m as { seconds: number; failures: number }));
+    child.once('error', reject);
+    child.once('exit', (code) => code !== 0 && reject(new Error(`bench client exited with ${code}`)));
+    child.send({
+      url: `http://127.0.0.1:${server.port}/import?project_id=${o.projectId}&strict=1`,
+      authorization: `Basic ${Buffer.from(`${sa.username}:${sa.secret}`).toString('base64')}`,
+      n: args.n,
+      batch: BATCH,
+      clients: args.clients ?? 4,
+    });
+  });
+  await server.close();
+  await queues.close();
+  await redis.quit();
+  const stored = await countEvents(o.db, o.projectId);
+  await o.close();
+  if (result.failures > 0) throw new Error(`${result.failures} /import requests failed: ${result.firstError}`);
+  return { events: args.n, seconds: result.seconds, stored };
+}

@@ -1,0 +1,60 @@
+/**
+ * Ingestion throughput (issue 2): on the same generated events (15 properties each), per
+ * database: (a) floor — bare prepared inserts of already-built rows into the same events table,
+ * (b) the ingest write path called directly with 2000-event batches, (c) /import over HTTP with
+ * 2000-event gzip batches from concurrent clients. Each row runs in its own process (peak RSS).
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { runIsolated } from './isolated.js';
+import type { CaseArgs, CaseResult } from './ingest-cases.js';
+import type { BenchContext, BenchModule, BenchRow } from './types.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CASES = path.join(here, 'ingest-cases.ts');
+
+async function pgReachable(url: string | undefined): Promise<boolean> {
+  if (!url) return false;
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number, clients: number): Promise<BenchRow[]> {
+  let fileNo = 0;
+  const target = () => (kind === 'sqlite' ? path.join(ctx.tmpDir, `ingest-${kind}-${++fileNo}.sqlite`) : ctx.pgUrl!);
+  const measure = async (name: string, fn: string, extra: Partial<CaseArgs> = {}) => {
+    ctx.log(`ingest ${kind}: ${name} (${n.toLocaleString('en-US')} events)`);
+    const args: CaseArgs = { kind, n, target: target(), clients, redisUrl: ctx.redisUrl, ...extra };
+    const { result, peakRssMb } = await runIsolated<CaseResult>(CASES, fn, args);
+    if (result.stored !== n) throw new Error(`${name}: stored ${result.stored} of ${n} events`);
+    return { rate: result.events / result.seconds, peakRssMb };
+  };
+  const a = await measure('(a) floor: prepared inserts of built rows', 'floor');
+  const b = await measure('(b) write path, 2000-event batches', 'writePath');
+  const c = await measure(`(c) POST /import, gzip 2000-event batches, ${clients} clients`, 'httpImport');
+  const ratio = (x: number) => `${(x / a.rate).toFixed(2)} of (a)`;
+  const section = `ingest ${kind}`;
+  return [
+    { section, name: '(a) floor: prepared inserts of built rows', unit: 'events/s', value: a.rate, peakRssMb: a.peakRssMb, note: `${n} events, 15 props` },
+    { section, name: '(b) write path (validate+store), 2000/batch', unit: 'events/s', value: b.rate, ratio: ratio(b.rate), peakRssMb: b.peakRssMb },
+    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients`, unit: 'events/s', value: c.rate, ratio: ratio(c.rate), peakRssMb: c.peakRssMb, note: 'server process RSS' },
+  ];
+}
+
+export const bench: BenchModule = {
+  title: 'ingestion: floor vs write path vs /import over HTTP',
+  run: async (ctx) => {
+    const n = Math.max(4000, Math.round((200_000 * ctx.scale) / 2000) * 2000);
+    const rows = await section(ctx, 'sqlite', n, 4);
+    if (await pgReachable(ctx.pgUrl)) rows.push(...(await section(ctx, 'postgres', n, 4)));
+    else ctx.log('ingest: Postgres not reachable, skipping its rows');
+    return rows;
+  },
+};
