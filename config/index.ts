@@ -56,6 +56,17 @@ export const configSchema = z.object({
   /** Worker process: serve /metrics (jobs_total, …) on this port; 0 = off (all-in-one serves them from web). */
   WORKER_METRICS_PORT: int(0),
 
+  /**
+   * Snowflake sources reach `https://<account>.snowflakecomputing.com` (private link: an account
+   * identifier like `xy12345.us-east-1.privatelink`). A source's `access_url` overrides that only
+   * when it is one of these comma-separated origins (e.g. `http://127.0.0.1:4455` for the test
+   * stand-in, or a private-link proxy), so users cannot point the server at arbitrary hosts.
+   * Empty (the default): `access_url` is refused.
+   */
+  SNOWFLAKE_ALLOWED_ACCESS_URLS: z.string().default(''),
+  /** Give up on a Snowflake login (network or host trouble) after this long. */
+  SNOWFLAKE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30000),
+
   AMPLITUDE_US_URL: z.string().default('https://amplitude.com'),
   AMPLITUDE_EU_URL: z.string().default('https://analytics.eu.amplitude.com'),
   MIGRATION_MAX_EVENTS: int(15_000_000),
