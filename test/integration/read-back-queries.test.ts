@@ -93,7 +93,7 @@ describe.each(dbKinds())('read-back queries on %s', (kind) => {
       expect((await get(url(b), a.basic)).status).toBe(403);
       expect((await get(url(a))).status).toBe(401);
       for (const bad of [{ limit: 0 }, { limit: 'x' }, { type: 'weird' }]) {
-        const res = await get(url(a, bad), a.basic);
+        const res = await get(url(a, bad as Record<string, string | number>), a.basic);
         expect(res.status).toBe(400);
         expect(res.json()).toMatchObject({ code: 400, status: 'Bad Request' });
       }
