@@ -110,7 +110,7 @@ export class ContractClient {
   async call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<ContractResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.auth) headers.authorization = options.auth;
-    let body: string | Buffer | undefined = options.raw;
+    let body: BodyInit | undefined = Buffer.isBuffer(options.raw) ? Uint8Array.from(options.raw) : options.raw;
     if (options.json !== undefined) {
       body = JSON.stringify(options.json);
       headers['content-type'] ??= 'application/json';
