@@ -1,5 +1,7 @@
 import type { Express } from 'express';
 import type { AppDeps } from '../deps.js';
+import { mountBatchImports } from './batch-imports.routes.js';
+import { mountOperator } from './operator.routes.js';
 import { mountEventNames } from './event-names.routes.js';
 import { mountExport } from './export.routes.js';
 import { mountHealth } from './health.routes.js';
@@ -7,10 +9,13 @@ import { mountImport } from './import.routes.js';
 import { mountInsights } from './insights.routes.js';
 import { mountLookupTables } from './lookup-tables.routes.js';
 import { mountLookupTablesApp } from './lookup-tables-app.routes.js';
+import { mountMigrate } from './migrate.routes.js';
+import { mountMigrationsApp } from './migrations-app.routes.js';
 import { mountProfiles } from './profiles.routes.js';
 import { mountProfilesQuery } from './profiles-query.routes.js';
 import { mountTrack } from './track.routes.js';
 import { mountExperiments } from './experiments.routes.js';
+import { mountWarehouse } from './warehouse.routes.js';
 
 /** Every surface's router, in mount order. */
 export const routers: ((app: Express, deps: AppDeps) => void)[] = [mountHealth, mountImport, mountTrack, mountProfiles];
@@ -20,3 +25,9 @@ routers.push(mountExport, mountProfilesQuery, mountEventNames, mountInsights);
 routers.push(mountExperiments);
 // Lookup tables: ingestion API and app API (docs/profiles-and-lookup-tables.md).
 routers.push(mountLookupTables, mountLookupTablesApp);
+// Migration service and its app API, usage (docs/migration.md).
+routers.push(mountMigrate, mountMigrationsApp);
+// Warehouse connector: sources, imports, manual sync, history (docs/warehouse.md).
+routers.push(mountWarehouse);
+// Job platform: batch imports, Bull Board and /metrics (docs/job-platform.md).
+routers.push(mountBatchImports, mountOperator);

@@ -1,0 +1,199 @@
+/**
+ * The worker runtime: one BullMQ Worker per queue, each job a few lines of transport — parse the
+ * payload against the catalog, build a JobContext, call the handler — with the error edges
+ * mapped here and nowhere else:
+ *
+ * - PermanentError (or an unparsable payload / unknown job name) → UnrecoverableError: no retry.
+ * - Shutdown (close()): the signal every handler holds is aborted; whatever the handler then
+ *   does (checkpoint and return, or throw), the job goes back to `wait` without using an attempt,
+ *   so another worker (or this one after a restart) resumes it at once.
+ * - The catalog's timeout aborts the handler's signal and counts as a failed (retried) attempt.
+ * - A lost lock (Redis lost the job) aborts that handler's signal too; SQL fencing in the
+ *   handler keeps a second copy of the job from doubling anything.
+ */
+import { Redis } from 'ioredis';
+import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import type { Config } from '../config/index.js';
+import type { Db } from '../src/db/knex.js';
+import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
+import type { Logger } from '../src/lib/logger.js';
+import { jobsTotal } from '../src/lib/metrics.js';
+import type { SecretBox } from '../src/lib/secrets.js';
+import { isJobName, jobCatalog, QUEUE_NAMES, type JobName, type QueueName } from '../src/queue/catalog.js';
+import { redisConnection, type JobQueues } from '../src/queue/queues.js';
+import type { JobContext, JobHandler } from './types.js';
+
+export type HandlerMap = Partial<{ [N in JobName]: JobHandler<N> }>;
+
+export interface WorkerRuntimeDeps {
+  config: Config;
+  db: Db;
+  log: Logger;
+  secrets: SecretBox;
+  queues: JobQueues;
+  handlers: HandlerMap;
+  /** Which queues to work (default: all three). */
+  queueNames?: readonly QueueName[];
+}
+
+type Outcome = 'completed' | 'failed' | 'retry' | 'interrupted' | 'invalid';
+
+class TimeoutReason extends Error {}
+class LockLostReason extends Error {}
+
+export class WorkerRuntime {
+  readonly workers: Worker[] = [];
+  private readonly connections: Redis[] = [];
+  private readonly shutdown = new AbortController();
+  /** Per running job: aborts that job's handler only (timeout, lost lock). */
+  private readonly running = new Map<string, AbortController>();
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly deps: WorkerRuntimeDeps) {}
+
+  start(): this {
+    const { config, log } = this.deps;
+    for (const queue of this.deps.queueNames ?? QUEUE_NAMES) {
+      const connection = redisConnection(config.REDIS_URL);
+      connection.on('error', (err) => log.warn({ err: errorMessage(err), queue }, 'worker redis connection error'));
+      this.connections.push(connection);
+      const worker = new Worker(queue, (job, token) => this.process(queue, job, token), {
+        connection,
+        prefix: config.QUEUE_PREFIX,
+        concurrency: Math.max(1, config.WORKER_CONCURRENCY),
+        lockDuration: config.JOB_LOCK_MS,
+        stalledInterval: config.JOB_LOCK_MS,
+        maxStalledCount: config.JOB_MAX_STALLED_COUNT,
+        autorun: true,
+      });
+      worker.on('error', (err) => log.warn({ err: errorMessage(err), queue }, 'worker error'));
+      worker.on('lockRenewalFailed', (jobIds: string[]) => {
+        for (const id of jobIds) this.running.get(`${queue}/${id}`)?.abort(new LockLostReason(`lost the lock on job ${id}`));
+      });
+      worker.on('stalled', (jobId) => log.warn({ queue, jobId }, 'job stalled (its worker died); moved back to wait'));
+      this.workers.push(worker);
+    }
+    log.info({ queues: this.deps.queueNames ?? QUEUE_NAMES, concurrency: config.WORKER_CONCURRENCY }, 'worker started');
+    return this;
+  }
+
+  /** Resolves once every worker has picked up its connection (tests wait on this). */
+  async ready(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  /**
+   * Graceful stop: take no new jobs, abort the running handlers' signal so they checkpoint, wait
+   * for them to hand their jobs back, then close the connections. Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.shutdown.abort(new Error('worker shutting down'));
+      await Promise.all(this.workers.map((w) => w.close().catch((err) => this.deps.log.warn({ err: errorMessage(err) }, 'worker close failed'))));
+      await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
+      this.deps.log.info('worker stopped');
+    })();
+    return this.closing;
+  }
+
+  private count(queue: QueueName, outcome: Outcome): void {
+    jobsTotal.inc({ queue, outcome });
+  }
+
+  private async process(queue: QueueName, job: Job, token: string | undefined): Promise<unknown> {
+    const attempt = job.attemptsMade + 1;
+    const log = this.deps.log.child({ jobId: job.id, jobName: job.name, queue, attempt });
+    if (!isJobName(job.name)) {
+      this.count(queue, 'invalid');
+      throw new UnrecoverableError(`unknown job name '${job.name}'`);
+    }
+    const name: JobName = job.name;
+    const entry = jobCatalog[name];
+    const parsed = entry.payload.safeParse(job.data);
+    if (!parsed.success) {
+      this.count(queue, 'invalid');
+      throw new UnrecoverableError(`payload does not match the catalog: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    }
+    const handler = this.deps.handlers[name] as JobHandler<JobName> | undefined;
+    if (!handler) {
+      // A worker of an older release may not know this job yet: let another attempt find one that does.
+      this.count(queue, 'retry');
+      throw new Error(`no handler for '${name}' in this worker`);
+    }
+
+    const key = `${queue}/${job.id}`;
+    const own = new AbortController();
+    this.running.set(key, own);
+    const signal = AbortSignal.any([this.shutdown.signal, own.signal]);
+    const timer = setTimeout(() => own.abort(new TimeoutReason(`timed out after ${entry.timeoutMs} ms`)), entry.timeoutMs);
+    timer.unref();
+
+    const ctx: JobContext = {
+      db: this.deps.db,
+      log,
+      config: this.deps.config,
+      secrets: this.deps.secrets,
+      queues: this.deps.queues,
+      signal,
+      attempt,
+      jobId: job.id!,
+      // The dashboard is best effort: SQL is the record, so a Redis hiccup must not fail the job.
+      progress: async (value) => {
+        await job.updateProgress(value).catch((err) => log.debug({ err: errorMessage(err) }, 'progress not recorded'));
+      },
+      logLine: async (line) => {
+        await job.log(`${new Date().toISOString()} ${line}`).catch((err) => log.debug({ err: errorMessage(err) }, 'log line not recorded'));
+      },
+    };
+
+    const started = Date.now();
+    log.info({ payload: parsed.data }, 'job started');
+    try {
+      let result: unknown;
+      try {
+        result = await handler(parsed.data as never, ctx);
+      } catch (err) {
+        if (err instanceof PermanentError) {
+          this.count(queue, 'failed');
+          log.error({ err: errorMessage(err) }, 'job failed permanently');
+          throw new UnrecoverableError(err.message);
+        }
+        if (this.shutdown.signal.aborted) return await this.handBack(queue, job, token, log);
+        const reason = own.signal.reason as unknown;
+        const final = attempt >= entry.attempts;
+        this.count(queue, final ? 'failed' : 'retry');
+        if (reason instanceof TimeoutReason) {
+          log.error({ ms: Date.now() - started }, 'job timed out');
+          throw new RetryableError(reason.message);
+        }
+        log[final ? 'error' : 'warn']({ err: errorMessage(err), final }, 'job attempt failed');
+        throw err;
+      }
+      if (this.shutdown.signal.aborted) return await this.handBack(queue, job, token, log);
+      if (own.signal.aborted) {
+        // Timed out or lost its lock but returned anyway: not a completion we can trust.
+        this.count(queue, 'retry');
+        throw new RetryableError(errorMessage(own.signal.reason));
+      }
+      this.count(queue, 'completed');
+      log.info({ ms: Date.now() - started }, 'job completed');
+      return result;
+    } finally {
+      clearTimeout(timer);
+      this.running.delete(key);
+    }
+  }
+
+  /** Puts a job interrupted by shutdown back to `wait` without using an attempt. */
+  private async handBack(queue: QueueName, job: Job, token: string | undefined, log: Logger): Promise<never> {
+    this.count(queue, 'interrupted');
+    try {
+      await job.moveToWait(token);
+      log.info('job handed back to the queue (shutdown)');
+    } catch (err) {
+      // The lock is gone (Redis lost the job): the reconciler re-enqueues the run from SQL.
+      log.warn({ err: errorMessage(err) }, 'could not hand the job back; the reconciler will');
+    }
+    throw new WaitingError();
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * Batch imports (docs/job-platform.md): upload a file, get a run id back at once, watch it.
+ *
+ *   POST /api/app/projects/{pid}/batch-imports?type=events|people|groups[&format=][&strict=]
+ *   GET  /api/app/projects/{pid}/batch-imports[?limit=]
+ *   GET  /api/app/projects/{pid}/batch-imports/{id}
+ *
+ * The upload is streamed to UPLOAD_DIR, read through once (structure, CSV header, record count),
+ * the run row is created, and only THEN the job is enqueued (SQL first: if Redis is down the
+ * reconciler enqueues it later). Owner/admin only.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import express, { type Express, type Request, type Response } from 'express';
+import { createBatchImport, findBatchImport, listBatchImports, type BatchImport } from '../../db/batch-imports.repo.js';
+import { negotiateBatchUpload } from '../../domain/batch-format.js';
+import { BatchFileError, fileIsGzipped, inspectBatchFile } from '../../ingest/batch-file.reader.js';
+import { errorMessage, NotFoundError, ValidationError } from '../../lib/errors.js';
+import { batchImportJobId } from '../../queue/job-ids.js';
+import { accessOf, requireProject } from '../auth-middleware.js';
+import type { AppDeps } from '../deps.js';
+import { surface } from '../surface.js';
+import { streamToFile } from '../upload-file.js';
+
+const WRITERS = ['owner', 'admin'] as const;
+const ID = /^[0-9a-f-]{36}$/;
+
+function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+/** The public view of a run: no file path, nothing internal. */
+export function batchImportView(run: BatchImport) {
+  return {
+    id: run.id,
+    project_id: run.projectId,
+    type: run.type,
+    format: run.format,
+    compression: run.compression,
+    strict: run.strict,
+    status: run.status,
+    job_id: run.jobId,
+    percent: run.recordsTotal === 0 ? 100 : Math.min(100, Math.floor((run.recordsDone / run.recordsTotal) * 1000) / 10),
+    records_total: run.recordsTotal,
+    records_done: run.recordsDone,
+    num_imported: run.imported,
+    num_deduplicated: run.deduplicated,
+    num_rejected: run.rejected,
+    rejected_sample: run.rejectedSample,
+    error: run.error,
+    attempts: run.attempts,
+    file_bytes: run.fileBytes,
+    created_by: run.createdBy,
+    created: iso(run.createdAt),
+    started: iso(run.startedAt),
+    finished: iso(run.finishedAt),
+    log: run.log,
+  };
+}
+
+function strictOf(value: unknown): boolean {
+  if (value === undefined) return true;
+  if (value === '1' || value === 'true') return true;
+  if (value === '0' || value === 'false') return false;
+  throw new ValidationError(400, "query parameter 'strict' must be 1 or 0");
+}
+
+export function mountBatchImports(app: Express, deps: AppDeps): void {
+  const router = express.Router({ mergeParams: true });
+  router.use(surface('app'));
+  router.use(requireProject(deps, (req) => req.params.pid, WRITERS));
+
+  router.post('/', async (req: Request, res: Response) => {
+    const access = accessOf(res);
+    const decl = negotiateBatchUpload({
+      type: req.query.type,
+      format: req.query.format,
+      contentType: req.headers['content-type'],
+      contentEncoding: req.headers['content-encoding'],
+    });
+    if (!decl.ok) {
+      req.resume();
+      throw new ValidationError(decl.status, decl.message);
+    }
+    const strict = strictOf(req.query.strict);
+    const id = crypto.randomUUID();
+    const file = path.resolve(deps.config.UPLOAD_DIR, String(access.project.id), `${id}.upload`);
+    const bytes = await streamToFile(req, file, deps.config.BATCH_IMPORT_MAX_BYTES);
+    let records: number;
+    try {
+      if (bytes === 0) throw new ValidationError(400, 'the upload is empty');
+      if (decl.declaredGzip && !fileIsGzipped(file)) throw new ValidationError(400, 'the body was declared gzip but is not gzip');
+      ({ records } = await inspectBatchFile(file, decl.type, decl.format, { maxBytes: deps.config.BATCH_IMPORT_MAX_BYTES }));
+      if (records === 0) throw new ValidationError(400, 'the file holds no records');
+    } catch (err) {
+      fs.rmSync(file, { force: true });
+      if (err instanceof BatchFileError) throw new ValidationError(err.status, err.message);
+      throw err;
+    }
+    const jobId = batchImportJobId(id);
+    const run = await createBatchImport(deps.db, {
+      id,
+      projectId: access.project.id,
+      type: decl.type,
+      format: decl.format,
+      compression: fileIsGzipped(file) ? 'gzip' : 'none',
+      strict,
+      filePath: file,
+      fileBytes: bytes,
+      recordsTotal: records,
+      jobId,
+      createdBy: access.serviceAccount?.username ?? 'project secret',
+      now: Date.now(),
+    });
+    try {
+      await deps.queues.enqueue('batch-import', { importId: id }, { jobId });
+    } catch (err) {
+      // The run is in SQL; the reconciler enqueues it once Redis answers again.
+      deps.log.warn({ reqId: res.locals.reqId, importId: id, err: errorMessage(err) }, 'batch import not enqueued yet');
+    }
+    deps.log.info({ reqId: res.locals.reqId, importId: id, projectId: access.project.id, records, bytes }, 'batch import queued');
+    res.status(202).json({ status: 'ok', results: batchImportView(run) });
+  });
+
+  router.get('/', async (req: Request, res: Response) => {
+    const raw = req.query.limit;
+    const limit = raw === undefined ? 50 : Number(raw);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new ValidationError(400, "query parameter 'limit' must be an integer from 1 to 200");
+    const runs = await listBatchImports(deps.db, accessOf(res).project.id, limit);
+    res.json({ status: 'ok', results: runs.map(batchImportView) });
+  });
+
+  router.get('/:id', async (req: Request, res: Response) => {
+    const id = String(req.params.id);
+    const run = ID.test(id) ? await findBatchImport(deps.db, id) : undefined;
+    if (!run || run.projectId !== accessOf(res).project.id) throw new NotFoundError(`batch import ${id} not found`);
+    res.json({ status: 'ok', results: batchImportView(run) });
+  });
+
+  app.use('/api/app/projects/:pid/batch-imports', router);
+}
+
