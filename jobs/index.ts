@@ -4,8 +4,13 @@
  */
 import type { JobName } from '../src/queue/catalog.js';
 import { batchImportHandler } from './batch-import.job.js';
+import { migrationDayHandler, migrationFinalizeHandler } from './migration.job.js';
 import type { JobHandler } from './types.js';
+import { warehouseSyncHandler } from './warehouse-sync.job.js';
 
 export const handlers: Partial<{ [N in JobName]: JobHandler<N> }> = {
   'batch-import': batchImportHandler,
+  'migration-day': migrationDayHandler,
+  'migration-finalize': migrationFinalizeHandler,
+  'warehouse-sync': warehouseSyncHandler,
 };

@@ -5,6 +5,8 @@
 import type { Db } from '../src/db/knex.js';
 import type { JobName, JobPayload } from '../src/queue/catalog.js';
 import { batchImportsReconcileSource } from './batch-import.reconcile.js';
+import { migrationsReconcileSource } from './migration.reconcile.js';
+import { warehouseSyncReconcileSource } from './warehouse-sync.reconcile.js';
 
 export interface UnfinishedRun<N extends JobName = JobName> {
   jobName: N;
@@ -26,4 +28,6 @@ export interface ReconcileSource {
 
 export const reconcileSources: ReconcileSource[] = [
   batchImportsReconcileSource,
+  migrationsReconcileSource,
+  warehouseSyncReconcileSource,
 ];

@@ -49,6 +49,9 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger('events_counted');
     // Load position: windows and archive entries finished, and lines done in the current entry.
     json(t, knex, 'checkpoint');
+    // Bumped by every committed batch; a commit expecting another value was superseded by a
+    // second copy of the job (a lost lock) and rolls back, so counts are never added twice.
+    t.integer('seq').notNullable().defaultTo(0);
     t.bigInteger('events_read').notNullable().defaultTo(0);
     t.bigInteger('events_loaded').notNullable().defaultTo(0);
     t.bigInteger('events_deduplicated').notNullable().defaultTo(0);

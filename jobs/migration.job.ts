@@ -1,0 +1,14 @@
+/**
+ * The migration service's job handlers: thin wrappers over src/migration's runners (one day of a
+ * migration; the steps after the count and load passes). See docs/migration.md.
+ */
+import { runMigrationDay } from '../src/migration/migration-day.runner.js';
+import { runMigrationFinalize } from '../src/migration/migration-finalize.runner.js';
+import { jobCatalog } from '../src/queue/catalog.js';
+import type { JobHandler } from './types.js';
+
+export const migrationDayHandler: JobHandler<'migration-day'> = (payload, ctx) =>
+  runMigrationDay(payload, ctx, { maxAttempts: jobCatalog['migration-day'].attempts });
+
+export const migrationFinalizeHandler: JobHandler<'migration-finalize'> = (payload, ctx) =>
+  runMigrationFinalize(payload, ctx, { maxAttempts: jobCatalog['migration-finalize'].attempts });

@@ -1,0 +1,156 @@
+/**
+ * Amplitude export record → event record in the /import shape, plus the user properties it
+ * carries. Pure: any input yields a value, never an exception.
+ *
+ * Decisions (docs/migration.md has the user-facing table):
+ * - distinct_id follows the simplified ID merge rule: the user ID, else `$device:<device_id>`.
+ * - `$insert_id` is Amplitude's own when it is a valid insert id; otherwise a hash of event
+ *   name, user ID, event time and `amplitude_id`, so an export read twice yields the same ids.
+ * - Property precedence, lowest first: group_properties, groups (group type → group value, the
+ *   way group analytics keys events), Amplitude's device/location context, event_properties, and
+ *   finally the identity and provenance properties, which no source property may override.
+ * - The provenance stamps (`$import`, `$source`, `$migration_id`) never enter the insert id, so
+ *   a second migration of the same data produces identical dedupe keys and stores nothing new.
+ */
+import { canonicalJson } from './canonical-json.js';
+import { deterministicInsertId, isValidInsertId } from './insert-id.js';
+
+/** The `$source` value of every migrated Amplitude event (one value to filter all of them by). */
+export const AMPLITUDE_SOURCE = 'amplitude-migration';
+
+/** Amplitude context fields carried as properties, under Mixpanel's names where one exists. */
+const CONTEXT_FIELDS: readonly (readonly [string, string])[] = [
+  ['city', '$city'],
+  ['region', '$region'],
+  ['country', '$country'],
+  ['os_name', '$os'],
+  ['os_version', '$os_version'],
+  ['device_model', '$model'],
+  ['device_manufacturer', '$manufacturer'],
+  ['device_brand', '$brand'],
+  ['device_carrier', '$carrier'],
+  ['platform', '$platform'],
+  ['language', '$language'],
+  ['version_name', '$app_version_string'],
+  ['amplitude_id', '$amplitude_id'],
+  ['session_id', '$amplitude_session_id'],
+];
+
+export interface AmplitudeImportRecord {
+  event: string;
+  properties: Record<string, unknown> & { time: number; distinct_id: string; $insert_id: string };
+}
+
+/** A `$set` candidate: the user properties as of this event. */
+export interface AmplitudeUserSnapshot {
+  distinctId: string;
+  /** Event time, epoch ms: the latest snapshot per user wins. */
+  time: number;
+  properties: Record<string, unknown>;
+}
+
+export type AmplitudeOutcome =
+  | { ok: true; record: AmplitudeImportRecord; user?: AmplitudeUserSnapshot }
+  | { ok: false; message: string };
+
+export interface AmplitudeTransformOptions {
+  /** Stamped as `$migration_id` on every event. */
+  migrationId: string;
+}
+
+const TIME_RE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|[+-]00:?00)?$/;
+
+/** Amplitude's "2024-01-02 03:04:05.678000" (UTC; ISO 8601 with Z accepted too) → epoch ms. */
+export function parseAmplitudeTime(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = TIME_RE.exec(value.trim());
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59) return undefined;
+  const t = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+  // Date.UTC rolls 2024-02-30 over into March: refuse dates that do not exist.
+  if (new Date(t).getUTCDate() !== d) return undefined;
+  return t >= 0 ? t : undefined;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A usable identifier: a non-empty string (numbers are passed through as strings). */
+function idOf(value: unknown): string | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string') return undefined;
+  return value.length > 0 ? value : undefined;
+}
+
+/** Profile property names the profile store refuses (see profile-update.ts). */
+function usablePropertyName(name: string): boolean {
+  return name.length > 0 && name.length <= 255 && name !== '__proto__';
+}
+
+function assignAll(target: Record<string, unknown>, source: unknown): void {
+  if (!isPlainObject(source)) return;
+  for (const [k, v] of Object.entries(source)) {
+    if (v !== undefined && k !== '__proto__') target[k] = v;
+  }
+}
+
+export function transformAmplitudeEvent(raw: unknown, options: AmplitudeTransformOptions): AmplitudeOutcome {
+  if (!isPlainObject(raw)) return { ok: false, message: 'record is not a JSON object' };
+  const event = raw.event_type;
+  if (typeof event !== 'string' || event.length === 0) return { ok: false, message: "'event_type' is missing or empty" };
+  const time = parseAmplitudeTime(raw.event_time);
+  if (time === undefined) return { ok: false, message: `'event_time' is missing or not 'YYYY-MM-DD HH:MM:SS[.ffffff]' UTC` };
+  const userId = idOf(raw.user_id);
+  const deviceId = idOf(raw.device_id);
+  if (userId === undefined && deviceId === undefined) return { ok: false, message: "record has neither 'user_id' nor 'device_id'" };
+  const distinctId = userId ?? `$device:${deviceId}`;
+
+  const sourceInsertId = raw.$insert_id;
+  const insertId = isValidInsertId(sourceInsertId)
+    ? sourceInsertId
+    : deterministicInsertId([event, userId ?? null, time, raw.amplitude_id ?? null]);
+
+  const properties: Record<string, unknown> = {};
+  assignAll(properties, raw.group_properties);
+  assignAll(properties, raw.groups);
+  for (const [from, to] of CONTEXT_FIELDS) {
+    const v = raw[from];
+    if (v !== null && v !== undefined && v !== '') properties[to] = v;
+  }
+  assignAll(properties, raw.event_properties);
+  delete properties.$user_id;
+  delete properties.$device_id;
+  if (userId !== undefined) properties.$user_id = userId;
+  if (deviceId !== undefined) properties.$device_id = deviceId;
+  properties.$import = true;
+  properties.$source = AMPLITUDE_SOURCE;
+  properties.$migration_id = options.migrationId;
+  properties.time = time;
+  properties.distinct_id = distinctId;
+  properties.$insert_id = insertId;
+
+  const record = { event, properties } as AmplitudeImportRecord;
+  // Profiles only for identified users: device-only activity has no user to attach them to
+  // (the same rule as warehouse user tables, where null user IDs are excluded).
+  if (userId === undefined || !isPlainObject(raw.user_properties)) return { ok: true, record };
+  const userProps: Record<string, unknown> = {};
+  let any = false;
+  for (const [k, v] of Object.entries(raw.user_properties)) {
+    if (v === undefined || !usablePropertyName(k)) continue;
+    userProps[k] = v;
+    any = true;
+  }
+  return any ? { ok: true, record, user: { distinctId: userId, time, properties: userProps } } : { ok: true, record };
+}
+
+/**
+ * Of two snapshots of one user, the one that wins: the later event; at equal times the larger
+ * canonical JSON, so the outcome never depends on the order the export was read in.
+ */
+export function laterSnapshot(a: AmplitudeUserSnapshot, b: AmplitudeUserSnapshot): AmplitudeUserSnapshot {
+  if (a.time !== b.time) return a.time > b.time ? a : b;
+  return canonicalJson(a.properties) >= canonicalJson(b.properties) ? a : b;
+}

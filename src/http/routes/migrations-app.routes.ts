@@ -1,0 +1,57 @@
+/**
+ * Migrations and usage in the app API (any role on the project):
+ *
+ * - `GET /api/app/projects/{pid}/migrations?limit=` — newest first (default 50, at most 200)
+ * - `GET /api/app/projects/{pid}/migrations/{id}` — one run with its per-day rows
+ * - `GET /api/app/projects/{pid}/usage?month=YYYY-MM` — events newly stored that month (UTC), by
+ *   ingestion source, so a user sees what a backfill cost (default: the current month)
+ */
+import type { Express } from 'express';
+import { findMigration, listMigrations } from '../../db/migration-runs.repo.js';
+import { monthOf, usageForMonth } from '../../db/usage.repo.js';
+import { ValidationError } from '../../lib/errors.js';
+import { migrationView } from '../../migration/migration-view.js';
+import { accessOf, requireProject } from '../auth-middleware.js';
+import type { AppDeps } from '../deps.js';
+import { surface } from '../surface.js';
+import { migrationIdOf } from './migrate.routes.js';
+
+function limitOf(value: unknown): number {
+  if (value === undefined) return 50;
+  const n = typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 200) throw new ValidationError(400, "'limit' must be an integer from 1 to 200");
+  return n;
+}
+
+function monthParam(value: unknown, now: number): string {
+  if (value === undefined) return monthOf(now);
+  if (typeof value !== 'string' || !/^\d{4}-(0[1-9]|1[0-2])$/.test(value)) throw new ValidationError(400, "'month' must be 'YYYY-MM'");
+  return value;
+}
+
+export function mountMigrationsApp(app: Express, deps: AppDeps): void {
+  const access = requireProject(deps, (req) => req.params.pid);
+
+  app.get('/api/app/projects/:pid/migrations', surface('app'), access, async (req, res) => {
+    const { project } = accessOf(res);
+    const runs = await listMigrations(deps.db, project.id, limitOf(req.query.limit));
+    const results = [];
+    for (const m of runs) results.push(await migrationView(deps.db, m));
+    res.json({ status: 'ok', results });
+  });
+
+  app.get('/api/app/projects/:pid/migrations/:id', surface('app'), access, async (req, res) => {
+    const { project } = accessOf(res);
+    const m = await findMigration(deps.db, migrationIdOf(req.params.id));
+    if (!m || m.projectId !== project.id) throw new ValidationError(404, 'migration not found');
+    res.json({ status: 'ok', results: await migrationView(deps.db, m, { days: true }) });
+  });
+
+  app.get('/api/app/projects/:pid/usage', surface('app'), access, async (req, res) => {
+    const { project } = accessOf(res);
+    const month = monthParam(req.query.month, Date.now());
+    const sources = await usageForMonth(deps.db, project.id, month);
+    const total = Object.values(sources).reduce((s, n) => s + n, 0);
+    res.json({ status: 'ok', results: { project_id: project.id, month, events: total, sources } });
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * The public form of a migration run, shared by `GET /migrate/migrations/{id}` and the app API.
+ * Never includes the credentials or their hash.
+ */
+import type { DbOrTrx } from '../db/knex.js';
+import { listDays, totalsOf, type DayRow, type MigrationRow } from '../db/migration-runs.repo.js';
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function dayView(d: DayRow) {
+  return {
+    day: d.day,
+    status: d.status,
+    windows: d.windows?.map((w) => ({ window: w.key, events: w.events, data: w.kind === 'archive' })) ?? null,
+    events_counted: d.eventsCounted,
+    events_read: d.eventsRead,
+    events_loaded: d.eventsLoaded,
+    events_deduplicated: d.eventsDeduplicated,
+    events_rejected: d.eventsRejected,
+    rejections: d.rejections,
+    error: d.error,
+  };
+}
+
+export async function migrationView(db: DbOrTrx, m: MigrationRow, options: { days?: boolean } = {}) {
+  const t = await totalsOf(db, m.id);
+  const view = {
+    migration_id: m.id,
+    project_id: m.projectId,
+    source_tool: m.sourceTool,
+    source_region: m.sourceRegion,
+    status: m.status,
+    phase: m.phase,
+    start_date: m.startDate,
+    end_date: m.endDate,
+    dry_run: m.dryRun,
+    days_total: m.daysTotal,
+    days_counted: t.daysCounted,
+    days_done: t.daysDone,
+    /** Records in the export: exact once every day is counted (null before). */
+    events_in_source: m.eventsCounted,
+    events_counted_so_far: t.eventsCountedSoFar,
+    dry_run_count: m.dryRun ? m.eventsCounted : null,
+    events_read: t.eventsRead,
+    events_loaded: t.eventsLoaded,
+    events_deduplicated: t.eventsDeduplicated,
+    events_rejected: t.eventsRejected,
+    profiles_set: m.profilesSet,
+    error: m.error,
+    log: m.log,
+    created_at: iso(m.createdAt),
+    started_at: iso(m.startedAt),
+    finished_at: iso(m.finishedAt),
+  };
+  if (!options.days) return view;
+  return { ...view, days: (await listDays(db, m.id)).map(dayView) };
+}
