@@ -91,3 +91,28 @@ export function describeIssues(error: z.ZodError): string {
   const where = issue.path.length ? `'${issue.path.join('.')}': ` : '';
   return `${where}${issue.message}`;
 }
+
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * The path of the first string (or object key) in `value` that neither database can store
+ * faithfully — a NUL character (Postgres text and jsonb refuse it) or an unpaired UTF-16
+ * surrogate (jsonb refuses it, text would silently replace it) — or undefined when all are fine.
+ * Iterative, so any nesting depth is safe.
+ */
+export function unstorableTextAt(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (UNSTORABLE.test(v)) return path || '(body)';
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+        const at = path ? `${path}.${k}` : k;
+        if (UNSTORABLE.test(k)) return at;
+        stack.push([child, at]);
+      }
+    }
+  }
+  return undefined;
+}

@@ -543,6 +543,26 @@ describe.each(dbKinds())('experiments API on %s', (kind) => {
       expect(bad.body.type).toBe('validation_error');
     });
 
+    it('NUL characters and unpaired surrogates are refused (Postgres cannot store them), not a 500', async () => {
+      const n = await count();
+      const cases: [string, string][] = [
+        ['{"name":"a\\u0000b"}', 'name'],
+        ['{"name":"x","tags":["ok","\\ud800"]}', 'tags.1'],
+        ['{"name":"x","settings":{"k\\u0000":1}}', 'settings.k\u0000'],
+        ['{"name":"x","variants":[{"label":"\\udc00x"}]}', 'variants.0.label'],
+      ];
+      for (const [raw, at] of cases) {
+        const r = await api.call('POST', base, { auth: auth.owner, raw, headers: { 'content-type': 'application/json' } });
+        expect(r.status, raw).toBe(400);
+        expect(r.body.error).toBe(`'${at}': contains a NUL character or an unpaired surrogate`);
+      }
+      const e = await create('owner', { name: 'emoji 🧪 ok' });
+      expect(e.name).toBe('emoji 🧪 ok');
+      const patch = await api.call('PATCH', `${base}/${e.id}`, { auth: auth.owner, raw: '{"description":"\\u0000"}', headers: { 'content-type': 'application/json' } });
+      expect(patch.status).toBe(400);
+      expect(await count()).toBe(n + 1);
+    });
+
     it('JSON nested too deeply in settings is refused, not a 500', async () => {
       const raw = `{"name":"deep","settings":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`;
       const r = await api.call('POST', base, { auth: auth.owner, raw, headers: { 'content-type': 'application/json' } });

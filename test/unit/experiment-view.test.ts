@@ -2,7 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { splitSettings, toExperimentApi, type ExperimentRecord } from '../../src/domain/experiment.js';
-import { createExperimentInput, decideInput, describeIssues, updateExperimentInput } from '../../src/domain/experiment-input.js';
+import { createExperimentInput, decideInput, describeIssues, unstorableTextAt, updateExperimentInput } from '../../src/domain/experiment-input.js';
 import { experimentPermissions } from '../../src/domain/experiment-permissions.js';
 import { experimentsOpenApi } from '../../src/http/openapi/experiments.openapi.js';
 
@@ -131,5 +131,15 @@ describe('request bodies: zod and the OpenAPI request schemas agree', () => {
     for (let i = 0; i < 40; i++) deep = { a: deep };
     const r = createExperimentInput.safeParse({ name: 'x', settings: deep });
     expect(r.success).toBe(false);
+  });
+
+  it('finds strings neither database can store, at any depth', () => {
+    expect(unstorableTextAt({ name: 'ok 🧪', tags: ['a'], settings: { x: [1, null, 'y'] } })).toBeUndefined();
+    expect(unstorableTextAt({ name: 'a\u0000' })).toBe('name');
+    expect(unstorableTextAt({ tags: ['a', '\ud83e'] })).toBe('tags.1');
+    expect(unstorableTextAt({ s: { '\udc00': 1 } })).toBe('s.\udc00');
+    let deep: unknown = 'x\u0000';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(unstorableTextAt({ deep })).toMatch(/^deep(\.0)+$/);
   });
 });

@@ -10,6 +10,7 @@ import {
   decideInput,
   describeIssues,
   emptyInput,
+  unstorableTextAt,
   updateExperimentInput,
 } from '../../domain/experiment-input.js';
 import { isExperimentAction } from '../../domain/experiment-state.js';
@@ -35,6 +36,8 @@ export function mountExperiments(app: Express, deps: AppDeps): void {
   async function bodyOf<T>(req: Request, schema: z.ZodType<T>, emptyAs?: unknown): Promise<T> {
     const raw = await readJsonBody(req, maxBytes);
     if (raw === undefined && emptyAs === undefined) throw new ValidationError(400, 'request body must be a JSON object');
+    const bad = unstorableTextAt(raw);
+    if (bad !== undefined) throw new ValidationError(400, `'${bad}': contains a NUL character or an unpaired surrogate`);
     const parsed = schema.safeParse(raw ?? emptyAs);
     if (!parsed.success) throw new ValidationError(400, describeIssues(parsed.error));
     return parsed.data;
