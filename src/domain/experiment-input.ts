@@ -92,6 +92,7 @@ export function describeIssues(error: z.ZodError): string {
   return `${where}${issue.message}`;
 }
 
+// eslint-disable-next-line no-control-regex -- finding NUL is the point
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
