@@ -13,6 +13,9 @@ import type { Db } from '../db/knex.js';
 import { findLookupTable, replaceLookupRows, type LookupRowJson } from '../db/lookup-tables.repo.js';
 import { NotFoundError, ValidationError } from '../lib/errors.js';
 
+/** Longest CSV record (characters); a longer one is a 400 rather than a slow parse. */
+export const MAX_RECORD_CHARS = 256 * 1024;
+
 /** At most this many failed rows are listed (all are counted). */
 export const MAX_FAILED_RECORDS = 100;
 
@@ -52,6 +55,8 @@ async function parseCsv(csv: AsyncIterable<Buffer | string> | Buffer | string): 
     relax_column_count: true,
     skip_empty_lines: true,
     info: true,
+    // csv-parse slows down badly on one huge field; no sane lookup row is this large.
+    max_record_size: MAX_RECORD_CHARS,
     on_record: (record: string[]) => {
       if (produced === 0) firstRecord = record;
       produced += 1;
@@ -64,9 +69,11 @@ async function parseCsv(csv: AsyncIterable<Buffer | string> | Buffer | string): 
         if (header === undefined) {
           header = record;
           out.headerError = checkHeader(header);
-          if (out.headerError) return; // nothing below can be judged without a valid header
           continue;
         }
+        // Without a valid header no row can be judged; read on only to drain the input (stopping
+        // the pipeline early would surface as a premature-close error instead of this 400).
+        if (out.headerError) continue;
         const rowIndex = index++;
         const row = buildLookupRow(header, record);
         if (!row.ok) {

@@ -75,6 +75,8 @@ describe.each(dbKinds())('lookup table write path on %s', (kind) => {
     expect([dupHeader.status, dupHeader.message]).toEqual([400, "duplicate header 'a' (columns 2 and 3): header names must be unique"]);
     const quote = await rejection(replaceLookupTable(t.db, table.id, 'id,a\n1,"open\n2,3'));
     expect(quote.details?.failed_records).toEqual([{ index: 0, message: expect.stringMatching(/not valid RFC 4180 CSV/) }]);
+    const huge = await rejection(replaceLookupTable(t.db, table.id, `id,a\n1,${'x'.repeat(300 * 1024)}\n`));
+    expect(huge.details?.failed_records).toEqual([{ index: 0, message: expect.stringMatching(/Max Record Size/) }]);
     const empty = await rejection(replaceLookupTable(t.db, table.id, ''));
     expect(empty.message).toMatch(/CSV is empty/);
     expect((await listLookupRows(t.db, table.id)).length).toBe(3);
