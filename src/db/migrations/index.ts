@@ -4,6 +4,7 @@ import * as m002 from './002-batch-imports.js';
 import * as m003 from './003-warehouse.js';
 import * as m004 from './004-migrations.js';
 import * as m005 from './005-experiments.js';
+import * as m006 from './006-events-time-id-index.js';
 
 /**
  * Every migration, by name. Names sort in apply order; append new ones with the next number.
@@ -14,4 +15,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '003-warehouse': m003,
   '004-migrations': m004,
   '005-experiments': m005,
+  '006-events-time-id-index': m006,
 };
