@@ -98,6 +98,23 @@ describe.each(dbKinds())('/engage and /groups over HTTP on %s', (kind) => {
     expect(await findProfile(t.db, p.id, user('sdk-user'))).toBeUndefined();
   });
 
+  it('the official SDK writes are read back field for field through /api/2.0/engage', async () => {
+    await sdk((cb) => mp.people.set('readback', { $name: 'Grace', plan: 'team', langs: ['cobol'] }, { $time: new Date('2024-03-01T10:00:00Z') }, cb));
+    await sdk((cb) => mp.people.increment('readback', { logins: 3 }, cb));
+    await sdk((cb) => mp.groups.set('company', 'Navy', { size: 100 }, cb));
+    const res = await fetch(`${app.url}/api/2.0/engage?project_id=${p.id}&distinct_id=readback`, { headers: { authorization: p.basic } });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.results).toHaveLength(1);
+    const { $last_seen: lastSeen, ...props } = body.results[0].$properties;
+    expect(body.results[0].$distinct_id).toBe('readback');
+    expect(props).toEqual({ $name: 'Grace', plan: 'team', langs: ['cobol'], logins: 3 });
+    expect(lastSeen).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/);
+    const groups = await fetch(`${app.url}/api/2.0/engage?project_id=${p.id}&data_group_id=company`, { headers: { authorization: p.basic } });
+    const navy = (await groups.json()).results.find((r: { $properties: Record<string, unknown> }) => r.$properties.size === 100);
+    expect(navy?.$properties).toEqual({ size: 100 });
+  });
+
   it('the official SDK: people.set with a $time modifier is latest-wins; $ignore_time leaves $last_seen', async () => {
     const newer = new Date('2024-05-02T00:00:00Z');
     const older = new Date('2024-05-01T00:00:00Z');
