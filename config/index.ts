@@ -81,6 +81,17 @@ export const configSchema = z.object({
   /** Largest experiments API request body in bytes (after gzip); larger ones get 413. */
   EXPERIMENTS_MAX_BODY_BYTES: int(1024 * 1024),
 
+  /** Warehouse syncs: source rows per committed batch (each batch commits with the run's checkpoint). */
+  WAREHOUSE_BATCH_SIZE: z.coerce.number().int().min(1).max(100000).default(2000),
+  /** Comma-separated directories SQLite warehouse sources must live in; empty = any path (but never this service's own database). */
+  WAREHOUSE_SQLITE_ALLOWED_DIRS: z.string().default(''),
+  /** A lookup-table sync builds the whole table as CSV before the all-or-nothing replace; larger tables fail the run. */
+  WAREHOUSE_LOOKUP_MAX_BYTES: int(100 * 1024 * 1024),
+  /** Scheduler process: seconds between re-reads of the imports' schedules (new, changed, paused, deleted imports). */
+  SCHEDULER_REFRESH_SEC: z.coerce.number().positive().default(30),
+  /** Time zone the scheduler evaluates hourly/daily/weekly and cron schedules in. */
+  SCHEDULER_TIMEZONE: z.string().default('UTC'),
+
   /** Which processes `npm start` runs in one process. */
   START_PROCESSES: z.string().default('release,web,worker,scheduler'),
 });

@@ -19,12 +19,22 @@ export interface ReadSpec {
   source: TableRef;
   /** time_based: only rows whose `column` is greater than `value`. */
   after?: { column: string; value: string | number };
-  /** people/groups: only the latest row per key by `orderColumn` (ties broken deterministically); null keys excluded. */
-  latestBy?: { keyColumns: string[]; orderColumn: string };
+  /**
+   * people/groups: only the latest row per key by `orderColumn` (ties broken deterministically); null keys excluded.
+   * Rows whose `orderColumn` is null lose to any row with a value (NULLS LAST). `tieBreak` (optional,
+   * additive): columns compared as text, descending, after `orderColumn` — the row with the greater
+   * values wins a tie. Without it, ties go to whichever row the source returns first.
+   */
+  latestBy?: { keyColumns: string[]; orderColumn: string; tieBreak?: string[] };
   /** A deterministic order (needed for resuming with `offset`). */
   orderBy?: string[];
   /** Skip this many rows of the ordered result (resume after a committed checkpoint). */
   offset?: number;
+  /**
+   * Additive: select only these columns, in this order (default: every column of the source).
+   * The sync passes the columns `describe()` returned, so window helper columns never leak out.
+   */
+  columns?: string[];
 }
 
 export interface ConnectorContext {
@@ -41,5 +51,37 @@ export interface WarehouseConnector {
   describe(source: TableRef): Promise<ColumnInfo[]>;
   /** Streams the rows of `spec`; large integers beyond 2^53 arrive as strings. */
   stream(spec: ReadSpec, ctx: ConnectorContext): AsyncIterable<Row>;
+  /**
+   * Additive, optional: the number of rows `stream(spec)` would yield before `offset` is applied
+   * (a `SELECT COUNT(*)` over the same query). The sync uses it for its progress percentage only,
+   * so an implementation may return an estimate, or leave the method out (progress then shows rows read).
+   */
+  count?(spec: ReadSpec, ctx: ConnectorContext): Promise<number>;
   close(): Promise<void>;
+}
+
+/**
+ * Additive: what a connector throws for a source-side failure. The message must be safe to show
+ * the user (no credentials) — the API answers it as a 400 on create and the sync log records it.
+ * `retryable`: a later attempt may succeed (network trouble, timeouts, the source restarting);
+ * false for bad credentials, a missing table or column, invalid SQL — the run then fails at once.
+ * Any other error a connector throws is treated as retryable.
+ */
+export class WarehouseError extends Error {
+  constructor(
+    message: string,
+    readonly retryable = false,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'WarehouseError';
+  }
+}
+
+/** Additive: thrown (or the stream ends with it) when `ctx.signal` aborted the read. */
+export class WarehouseReadAborted extends Error {
+  constructor() {
+    super('warehouse read aborted');
+    this.name = 'WarehouseReadAborted';
+  }
 }

@@ -5,3 +5,8 @@
 export function batchImportJobId(importId: string): string {
   return `batch-import-${importId}`;
 }
+
+/** The job of a warehouse sync run (manual or scheduled): one run, one job id. */
+export function warehouseSyncJobId(runId: string): string {
+  return `warehouse-sync-${runId}`;
+}

@@ -1,0 +1,262 @@
+/**
+ * The warehouse-sync handler: one run of one import. Reads the source in a deterministic order,
+ * from the run's checkpoint on, in batches of WAREHOUSE_BATCH_SIZE rows; each batch commits with
+ * the run's counts and checkpoint (src/warehouse/sync-batch.ts), so a crash, a deploy or a Redis
+ * loss resumes where the last committed batch ended and — with every write path deduplicating —
+ * converges to the same data. The time_based watermark moves only in the transaction that marks
+ * the run SUCCEEDED.
+ *
+ * Failure edges: a PermanentError (bad mapping, missing table or column, bad credentials) or the
+ * last attempt marks the run FAILED; anything else puts it back to QUEUED with the error logged
+ * and lets BullMQ retry. Shutdown (ctx.signal): the current batch commits, the run goes back to
+ * QUEUED, and the worker runtime hands the job back.
+ */
+import { WarehouseError, WarehouseReadAborted, type Row, type WarehouseConnector } from '../connectors/warehouse.js';
+import { findProjectById } from '../src/db/accounts.repo.js';
+import { finishRun, findRun, startAttempt, ACTIVE_STATUSES, type SyncCheckpoint, type SyncRun } from '../src/db/sync-runs.repo.js';
+import { findImport, findSource, setWatermark, type WarehouseImport, type WarehouseSource } from '../src/db/warehouse.repo.js';
+import { appendLog, logLine } from '../src/domain/sync-log.js';
+import { compareWatermarks } from '../src/domain/warehouse-values.js';
+import { schemaProblems } from '../src/domain/warehouse-import.js';
+import { compileEventMapper, compileProfileMapper } from '../src/domain/warehouse-mapping.js';
+import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
+import { jobCatalog } from '../src/queue/catalog.js';
+import { syncLookupTable } from '../src/warehouse/lookup-sync.js';
+import { readSpecFor, tableLabel } from '../src/warehouse/read-spec.js';
+import { connectorFor } from '../src/warehouse/sources.service.js';
+import { commitBatch, type BatchWriter } from '../src/warehouse/sync-batch.js';
+import { SyncState } from '../src/warehouse/sync-state.js';
+import type { JobContext } from './types.js';
+
+export type SyncOutcome = 'succeeded' | 'interrupted' | 'already-finished' | 'cancelled' | 'missing';
+
+/** Progress lines in the log: at every 10% (or every this many rows when the total is unknown). */
+const LOG_EVERY_ROWS = 100_000;
+
+class Superseded extends Error {}
+
+interface Loaded {
+  run: SyncRun;
+  imp: WarehouseImport;
+  source: WarehouseSource;
+}
+
+export async function runWarehouseSync(runId: string, ctx: JobContext): Promise<SyncOutcome> {
+  const run = await findRun(ctx.db, runId);
+  if (!run) {
+    ctx.log.warn({ runId }, 'warehouse sync: run not found (its import was deleted)');
+    return 'missing';
+  }
+  if (!ACTIVE_STATUSES.includes(run.status)) return 'already-finished';
+  const now = Date.now();
+  const imp = await findImport(ctx.db, run.importId);
+  const source = imp ? await findSource(ctx.db, imp.sourceId) : undefined;
+  if (!imp || !source) {
+    await finishRun(ctx.db, runId, 'CANCELLED', { error: 'import deleted', log: appendLog(run.log, [logLine(now, 'cancelled: the import was deleted')]), now });
+    return 'cancelled';
+  }
+
+  const attempt = run.attempts + 1;
+  const checkpoint: SyncCheckpoint = { ...run.checkpoint };
+  // The watermark a time_based run reads after is fixed at its first start, so every attempt reads the same rows.
+  if (!('after' in checkpoint)) checkpoint.after = imp.definition.sync_mode === 'time_based' ? imp.watermark : null;
+  const startLine =
+    checkpoint.offset > 0
+      ? `attempt ${attempt} (job ${ctx.jobId}): resuming after row ${checkpoint.offset}`
+      : `attempt ${attempt} (job ${ctx.jobId}): started, reading ${source.type} ${tableLabel(imp.definition)}` +
+        (checkpoint.after !== null && checkpoint.after !== undefined ? ` where ${imp.definition.insert_time_column_name} > ${JSON.stringify(checkpoint.after)}` : '');
+  const log = appendLog(run.log, [logLine(now, startLine)]);
+  if (!(await startAttempt(ctx.db, runId, attempt, { checkpoint, log, now }))) return 'already-finished';
+  await ctx.logLine(startLine);
+  const state = new SyncState(run, checkpoint, log);
+
+  try {
+    return await sync({ run, imp, source }, attempt, state, ctx);
+  } catch (err) {
+    if (err instanceof Superseded) throw new RetryableError(`run ${runId} was taken over by a newer attempt or cancelled`);
+    const message = errorMessage(err);
+    const aborted = ctx.signal.aborted && !(err instanceof PermanentError);
+    const permanent =
+      !aborted &&
+      (err instanceof PermanentError || (err instanceof WarehouseError && !err.retryable) || ctx.attempt >= jobCatalog['warehouse-sync'].attempts);
+    const line = aborted
+      ? `interrupted after row ${state.offset} (shutdown); will resume`
+      : permanent
+        ? `failed: ${message}`
+        : `attempt ${attempt} failed: ${message}; will retry`;
+    state.say(line);
+    await ctx.logLine(line);
+    ctx.log[permanent ? 'error' : 'warn']({ runId, err: message }, 'warehouse sync attempt ended');
+    await finishRun(ctx.db, runId, permanent ? 'FAILED' : 'QUEUED', { error: aborted ? null : message, log: state.log, now: Date.now() }, attempt).catch(
+      (e: unknown) => ctx.log.error({ err: errorMessage(e), runId }, 'could not record the run outcome'),
+    );
+    if (permanent) throw new PermanentError(message, { cause: err });
+    throw err;
+  }
+}
+
+async function sync({ run, imp, source }: Loaded, attempt: number, state: SyncState, ctx: JobContext): Promise<SyncOutcome> {
+  const project = await findProjectById(ctx.db, imp.projectId);
+  if (project && project.idMerge !== 'simplified') {
+    throw new PermanentError(`project ${imp.projectId} is not on the simplified ID merge system; warehouse imports need it`);
+  }
+  const def = imp.definition;
+  let connector: WarehouseConnector | undefined;
+  try {
+    connector = connectorFor(ctx, source);
+    const columns = await connector.describe(def.table_params);
+    const problems = schemaProblems(def, columns);
+    if (problems.length > 0) throw new PermanentError(`the source no longer matches the import: ${problems.join('; ')}`);
+    const spec = readSpecFor(def, columns, state.checkpoint.after);
+    const cctx = { log: ctx.log, signal: ctx.signal };
+    if (state.rowsTotal === null && connector.count) {
+      state.rowsTotal = await connector.count(spec, cctx).catch((err: unknown) => {
+        ctx.log.warn({ err: errorMessage(err) }, 'warehouse sync: row count failed; progress shows rows read only');
+        return null;
+      });
+      if (state.rowsTotal !== null) await ctx.logLine(`${state.rowsTotal} rows to read`);
+    }
+
+    if (def.import_type === 'lookup_table') {
+      const res = await syncLookupTable(
+        {
+          db: ctx.db,
+          connector,
+          spec,
+          keyColumn: def.property_key_column_name!,
+          lookupTableId: def.lookup_table_id!,
+          maxBytes: ctx.config.WAREHOUSE_LOOKUP_MAX_BYTES,
+          signal: ctx.signal,
+          log: ctx.log,
+        },
+        state,
+      );
+      if (res === 'interrupted') return interrupted(run.id, attempt, state, ctx);
+      state.counts = { rowsRead: res.rowsRead, rowsSkipped: res.rowsSkipped, numImported: res.rowsLoaded, numDeduplicated: 0 };
+      state.checkpoint = { ...state.checkpoint, offset: res.rowsRead };
+      for (const l of res.lines) state.say(l);
+      return succeed(run, imp, attempt, state, ctx);
+    }
+
+    const writer = writerFor(run, imp, source);
+    const bc = {
+      db: ctx.db,
+      runId: run.id,
+      attempt,
+      projectId: imp.projectId,
+      writer,
+      insertTimeColumn: def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined,
+    };
+    const batchSize = ctx.config.WAREHOUSE_BATCH_SIZE;
+    let batch: Row[] = [];
+    let nextLogAt = nextMilestone(state);
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const rows = batch;
+      batch = [];
+      if (!(await commitBatch(bc, state, rows))) throw new Superseded();
+      await ctx.progress({ percent: state.percent(), rows_read: state.counts.rowsRead, rows_total: state.rowsTotal });
+      if (state.counts.rowsRead >= nextLogAt) {
+        await ctx.logLine(progressLine(state));
+        nextLogAt = nextMilestone(state);
+      }
+    };
+    try {
+      for await (const row of connector.stream({ ...spec, offset: state.offset }, cctx)) {
+        batch.push(row);
+        if (batch.length >= batchSize) {
+          await flush();
+          if (ctx.signal.aborted) return interrupted(run.id, attempt, state, ctx);
+        }
+      }
+    } catch (err) {
+      if (!(err instanceof WarehouseReadAborted)) throw err;
+      await flush(); // keep what was read before the abort
+      return interrupted(run.id, attempt, state, ctx);
+    }
+    await flush();
+    return succeed(run, imp, attempt, state, ctx);
+  } finally {
+    await connector?.close().catch(() => {});
+  }
+}
+
+function writerFor(run: SyncRun, imp: WarehouseImport, source: WarehouseSource): BatchWriter {
+  const def = imp.definition;
+  const jsonColumns = def.json_properties_column_name;
+  if (def.import_type === 'events') {
+    return {
+      kind: 'events',
+      map: compileEventMapper({
+        eventName: def.event_name,
+        eventColumn: def.event_column_name,
+        timeColumn: def.time_column_name!,
+        insertIdColumn: def.insert_id_column_name,
+        userColumn: def.user_column_name,
+        distinctIdColumn: def.distinct_id_column_name,
+        deviceColumn: def.device_column_name,
+        jsonColumns,
+      }),
+      stamp: {
+        $warehouse_import_id: String(imp.id),
+        $warehouse_import_job_id: run.jobId,
+        $warehouse_import_run_id: run.id,
+        $import: true,
+        $source: 'warehouse-import',
+        $warehouse_type: source.type,
+        $warehouse_table: tableLabel(def),
+      },
+    };
+  }
+  const kind = def.import_type as 'people' | 'groups';
+  return {
+    kind,
+    map: compileProfileMapper({
+      idColumn: kind === 'people' ? def.user_column_name! : def.group_id_column!,
+      groupKey: kind === 'groups' ? def.group_key : undefined,
+      timeColumn: def.time_column_name!,
+      jsonColumns,
+    }),
+  };
+}
+
+function nextMilestone(state: SyncState): number {
+  if (state.rowsTotal) {
+    const step = Math.max(1, Math.ceil(state.rowsTotal / 10));
+    return (Math.floor(state.counts.rowsRead / step) + 1) * step;
+  }
+  return (Math.floor(state.counts.rowsRead / LOG_EVERY_ROWS) + 1) * LOG_EVERY_ROWS;
+}
+
+function progressLine(state: SyncState): string {
+  const c = state.counts;
+  const of = state.rowsTotal !== null ? ` of ${state.rowsTotal} (${state.percent()}%)` : '';
+  return `${c.rowsRead} rows read${of}: ${c.numImported} imported, ${c.numDeduplicated} duplicates, ${c.rowsSkipped} rejected`;
+}
+
+async function interrupted(runId: string, attempt: number, state: SyncState, ctx: JobContext): Promise<SyncOutcome> {
+  const line = state.say(`interrupted after row ${state.offset} (shutdown); will resume`);
+  await ctx.logLine(line);
+  await finishRun(ctx.db, runId, 'QUEUED', { log: state.log, now: Date.now() }, attempt);
+  return 'interrupted';
+}
+
+/** Marks the run SUCCEEDED and, for time_based, moves the watermark — in one transaction. */
+async function succeed(run: SyncRun, imp: WarehouseImport, attempt: number, state: SyncState, ctx: JobContext): Promise<SyncOutcome> {
+  const c = state.counts;
+  const line = state.say(`succeeded: ${c.rowsRead} rows read, ${c.numImported} imported, ${c.numDeduplicated} duplicates, ${c.rowsSkipped} rejected`);
+  const max = state.checkpoint.maxInsertTime;
+  const moveWatermark =
+    imp.definition.sync_mode === 'time_based' && max !== undefined && (imp.watermark === null || compareWatermarks(max, imp.watermark) > 0);
+  const done = await ctx.db.transaction(async (trx) => {
+    const ok = await finishRun(trx, run.id, 'SUCCEEDED', { checkpoint: state.checkpoint, ...c, rowsTotal: state.rowsTotal, log: state.log, error: null, now: Date.now() }, attempt);
+    if (ok && moveWatermark) await setWatermark(trx, imp.id, max);
+    return ok;
+  });
+  if (!done) throw new Superseded();
+  await ctx.progress({ percent: 100, rows_read: c.rowsRead, rows_total: state.rowsTotal });
+  await ctx.logLine(line);
+  if (moveWatermark) await ctx.logLine(`watermark of import ${imp.id} is now ${JSON.stringify(max)}`);
+  ctx.log.info({ runId: run.id, importId: imp.id, ...c }, 'warehouse sync succeeded');
+  return 'succeeded';
+}

@@ -1,0 +1,232 @@
+/**
+ * Sync runs: the system of record of every warehouse sync. A run row exists before its job is
+ * enqueued; the worker writes status, counts, checkpoint and a bounded log to it. Two unique
+ * indexes make triggering race-safe: one QUEUED/RUNNING run per import, one run per schedule slot.
+ */
+import { parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
+
+export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export type RunTrigger = 'manual' | 'scheduled';
+export const ACTIVE_STATUSES: readonly RunStatus[] = ['QUEUED', 'RUNNING'];
+
+/** Committed with every batch; a retried run resumes from it. */
+export interface SyncCheckpoint {
+  /** Source rows of the ordered read already committed (the resume offset). */
+  offset: number;
+  /** time_based: the watermark the run reads after (fixed when the run first starts). */
+  after?: string | number | null;
+  /** time_based: the greatest insert-time value committed so far (becomes the watermark on success). */
+  maxInsertTime?: string | number;
+  /** Rejected-row samples already written to the log. */
+  samples?: number;
+}
+
+export interface SyncRun {
+  id: string;
+  importId: number;
+  projectId: number;
+  trigger: RunTrigger;
+  slot: number | null;
+  status: RunStatus;
+  jobId: string;
+  attempts: number;
+  rowsTotal: number | null;
+  rowsRead: number;
+  rowsSkipped: number;
+  numImported: number;
+  numDeduplicated: number;
+  checkpoint: SyncCheckpoint;
+  log: string[];
+  error: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  updatedAt: number;
+}
+
+const nullableNumber = (v: unknown) => (v === null || v === undefined ? null : toNumber(v));
+
+function toRun(r: Record<string, unknown>): SyncRun {
+  return {
+    id: r.id as string,
+    importId: toNumber(r.import_id),
+    projectId: toNumber(r.project_id),
+    trigger: r.trigger as RunTrigger,
+    slot: nullableNumber(r.slot),
+    status: r.status as RunStatus,
+    jobId: r.job_id as string,
+    attempts: toNumber(r.attempts),
+    rowsTotal: nullableNumber(r.rows_total),
+    rowsRead: toNumber(r.rows_read),
+    rowsSkipped: toNumber(r.rows_skipped),
+    numImported: toNumber(r.num_imported),
+    numDeduplicated: toNumber(r.num_deduplicated),
+    checkpoint: parseJson<SyncCheckpoint>(r.checkpoint),
+    log: parseJson<string[]>(r.log),
+    error: (r.error as string | null) ?? null,
+    createdAt: toNumber(r.created_at),
+    startedAt: nullableNumber(r.started_at),
+    finishedAt: nullableNumber(r.finished_at),
+    updatedAt: toNumber(r.updated_at),
+  };
+}
+
+export interface NewRun {
+  id: string;
+  importId: number;
+  projectId: number;
+  trigger: RunTrigger;
+  slot?: number;
+  status?: RunStatus;
+  jobId: string;
+  log: string[];
+  error?: string;
+  now: number;
+}
+
+/**
+ * Inserts the run unless it would be a second active run of the import or a second run of the
+ * same slot (ON CONFLICT DO NOTHING on either unique index). Returns whether it was inserted.
+ */
+export async function insertRunIfFree(db: DbOrTrx, run: NewRun): Promise<boolean> {
+  const status = run.status ?? 'QUEUED';
+  const terminal = !ACTIVE_STATUSES.includes(status);
+  const rows = await db('sync_runs')
+    .insert({
+      id: run.id,
+      import_id: run.importId,
+      project_id: run.projectId,
+      trigger: run.trigger,
+      slot: run.slot ?? null,
+      status,
+      job_id: run.jobId,
+      checkpoint: toJson({ offset: 0 }),
+      log: toJson(run.log),
+      error: run.error ?? null,
+      created_at: run.now,
+      finished_at: terminal ? run.now : null,
+      updated_at: run.now,
+    })
+    .onConflict()
+    .ignore()
+    .returning('id');
+  return rows.length > 0;
+}
+
+export async function findRun(db: DbOrTrx, id: string): Promise<SyncRun | undefined> {
+  const row = await db('sync_runs').where({ id }).first();
+  return row ? toRun(row) : undefined;
+}
+
+export async function findActiveRun(db: DbOrTrx, importId: number): Promise<SyncRun | undefined> {
+  const row = await db('sync_runs').where({ import_id: importId }).whereIn('status', ACTIVE_STATUSES).first();
+  return row ? toRun(row) : undefined;
+}
+
+export async function findSlotRun(db: DbOrTrx, importId: number, slot: number): Promise<SyncRun | undefined> {
+  const row = await db('sync_runs').where({ import_id: importId, slot }).first();
+  return row ? toRun(row) : undefined;
+}
+
+export async function listRuns(db: DbOrTrx, importId: number, limit = 100): Promise<SyncRun[]> {
+  const rows = await db('sync_runs').where({ import_id: importId }).orderBy('created_at', 'desc').orderBy('id').limit(limit);
+  return rows.map(toRun);
+}
+
+export async function hasSucceededRun(db: DbOrTrx, importId: number): Promise<boolean> {
+  return (await db('sync_runs').where({ import_id: importId, status: 'SUCCEEDED' }).first('id')) !== undefined;
+}
+
+/** Every QUEUED or RUNNING run (the reconciler's view). */
+export async function listActiveRuns(db: DbOrTrx): Promise<{ id: string; jobId: string }[]> {
+  const rows = await db('sync_runs').whereIn('status', ACTIVE_STATUSES).select('id', 'job_id');
+  return rows.map((r) => ({ id: r.id as string, jobId: r.job_id as string }));
+}
+
+/**
+ * QUEUED (or RUNNING, when its worker died) → RUNNING as attempt `attempt` (= attempts + 1 as
+ * read); false when the run is no longer active or another worker started an attempt meanwhile.
+ */
+export async function startAttempt(
+  db: DbOrTrx,
+  id: string,
+  attempt: number,
+  fields: { checkpoint: SyncCheckpoint; log: string[]; now: number },
+): Promise<boolean> {
+  const n = await db('sync_runs')
+    .where({ id, attempts: attempt - 1 })
+    .whereIn('status', ACTIVE_STATUSES)
+    .update({
+      status: 'RUNNING',
+      attempts: attempt,
+      started_at: db.raw('COALESCE(started_at, ?)', [fields.now]),
+      checkpoint: toJson(fields.checkpoint),
+      log: toJson(fields.log),
+      error: null,
+      updated_at: fields.now,
+    });
+  return n > 0;
+}
+
+export interface RunProgress {
+  checkpoint: SyncCheckpoint;
+  rowsRead: number;
+  rowsSkipped: number;
+  numImported: number;
+  numDeduplicated: number;
+  rowsTotal?: number | null;
+  log?: string[];
+  now: number;
+}
+
+function progressColumns(p: RunProgress): Record<string, unknown> {
+  const row: Record<string, unknown> = {
+    checkpoint: toJson(p.checkpoint),
+    rows_read: p.rowsRead,
+    rows_skipped: p.rowsSkipped,
+    num_imported: p.numImported,
+    num_deduplicated: p.numDeduplicated,
+    updated_at: p.now,
+  };
+  if (p.rowsTotal !== undefined) row.rows_total = p.rowsTotal;
+  if (p.log) row.log = toJson(p.log);
+  return row;
+}
+
+/**
+ * Records a committed batch (call in the batch's transaction). `attempt` fences: a newer attempt
+ * of the same run (a stalled job picked up elsewhere) bumped `attempts`, so an older one's write
+ * matches nothing. Returns false when the run is no longer this attempt's — cancelled, deleted or
+ * superseded — and the caller rolls the batch back and stops.
+ */
+export async function recordProgress(db: DbOrTrx, id: string, attempt: number, p: RunProgress): Promise<boolean> {
+  const n = await db('sync_runs').where({ id, status: 'RUNNING', attempts: attempt }).update(progressColumns(p));
+  return n > 0;
+}
+
+/** Ends a run (SUCCEEDED, FAILED, CANCELLED) or sends it back to QUEUED for a retry. */
+export async function finishRun(
+  db: DbOrTrx,
+  id: string,
+  status: RunStatus,
+  fields: Partial<RunProgress> & { error?: string | null; log: string[]; now: number },
+  /** Fence on the attempt that is finishing (see recordProgress); omit to finish whatever attempt. */
+  attempt?: number,
+): Promise<boolean> {
+  const row: Record<string, unknown> = { status, log: toJson(fields.log), updated_at: fields.now };
+  if (fields.checkpoint) Object.assign(row, progressColumns(fields as RunProgress));
+  if (fields.error !== undefined) row.error = fields.error;
+  if (!ACTIVE_STATUSES.includes(status)) row.finished_at = fields.now;
+  const q = db('sync_runs').where({ id }).whereIn('status', ACTIVE_STATUSES);
+  if (attempt !== undefined) q.andWhere({ attempts: attempt });
+  return (await q.update(row)) > 0;
+}
+
+/** Marks the import's active run CANCELLED (import deleted or paused by a user). */
+export async function cancelActiveRuns(db: DbOrTrx, importId: number, reason: string, now: number): Promise<number> {
+  return db('sync_runs')
+    .where({ import_id: importId })
+    .whereIn('status', ACTIVE_STATUSES)
+    .update({ status: 'CANCELLED', error: reason, finished_at: now, updated_at: now });
+}

@@ -1,0 +1,162 @@
+/**
+ * Warehouse imports: Mixpanel's field names in and out, validated by zod and then against the
+ * source's real schema (missing table, unknown columns, a nullable time column with full_sync).
+ */
+import { z } from 'zod';
+import { findProjectById } from '../db/accounts.repo.js';
+import type { Db } from '../db/knex.js';
+import { cancelActiveRuns, hasSucceededRun, listRuns, type SyncRun } from '../db/sync-runs.repo.js';
+import {
+  deleteImport,
+  findImport,
+  insertImport,
+  listImports,
+  lookupTableInProject,
+  updateImport,
+  type WarehouseImport,
+} from '../db/warehouse.repo.js';
+import { scheduleCron } from '../domain/sync-schedule.js';
+import {
+  definitionProblems,
+  importInputSchema,
+  schemaProblems,
+  toDefinition,
+  zodProblems,
+} from '../domain/warehouse-import.js';
+import { NotFoundError, ValidationError } from '../lib/errors.js';
+import { getSource, withSourceConnector, type SourceDeps } from './sources.service.js';
+import { triggerRun, type TriggerDeps } from './runs.service.js';
+
+function bad(problems: string[]): ValidationError {
+  return new ValidationError(400, problems.join('; '), { problems });
+}
+
+export function publicImport(imp: WarehouseImport): Record<string, unknown> {
+  const { json_properties_column_name: json, ...def } = imp.definition;
+  const out: Record<string, unknown> = { id: imp.id, ...def, paused: imp.paused };
+  if (json.length > 0) out.json_properties_column_name = json.length === 1 ? json[0] : json;
+  if (def.sync_mode === 'time_based') out.watermark = imp.watermark;
+  out.created = new Date(imp.createdAt).toISOString();
+  out.updated = new Date(imp.updatedAt).toISOString();
+  return out;
+}
+
+/** Only projects on simplified ID merge take warehouse imports (CONTRACT §3). */
+export async function requireSimplifiedIdMerge(db: Db, projectId: number): Promise<void> {
+  const project = await findProjectById(db, projectId);
+  if (project && project.idMerge !== 'simplified') {
+    throw bad([
+      `project ${projectId} uses the ${project.idMerge} ID merge system; warehouse imports need a project on the simplified ID merge system`,
+    ]);
+  }
+}
+
+export async function createImport(deps: SourceDeps, projectId: number, body: unknown): Promise<Record<string, unknown>> {
+  const parsed = importInputSchema.safeParse(body);
+  if (!parsed.success) throw bad(zodProblems(parsed.error));
+  const input = parsed.data;
+  const problems = definitionProblems(input);
+  if (problems.length > 0) throw bad(problems);
+  await requireSimplifiedIdMerge(deps.db, projectId);
+  const source = await findSourceFor(deps.db, projectId, input.warehouse_source_id);
+  if (input.lookup_table_id !== undefined && !(await lookupTableInProject(deps.db, input.lookup_table_id, projectId))) {
+    throw bad([`lookup_table_id: lookup table ${input.lookup_table_id} does not exist in project ${projectId}`]);
+  }
+  const definition = toDefinition(input);
+  const columns = await withSourceConnector(deps, source, 'table_params', (c) => c.describe(definition.table_params));
+  const schema = schemaProblems(definition, columns);
+  if (schema.length > 0) throw bad(schema);
+  const imp = await insertImport(deps.db, { projectId, sourceId: source.id, definition, paused: input.paused ?? false, now: Date.now() });
+  return publicImport(imp);
+}
+
+async function findSourceFor(db: Db, projectId: number, sourceId: number) {
+  try {
+    return await getSource(db, projectId, sourceId);
+  } catch {
+    throw bad([`warehouse_source_id: warehouse source ${sourceId} does not exist in project ${projectId}`]);
+  }
+}
+
+export async function getImport(db: Db, projectId: number, id: number): Promise<WarehouseImport> {
+  const imp = await findImport(db, id, projectId);
+  if (!imp) throw new NotFoundError(`warehouse import ${id} not found in project ${projectId}`);
+  return imp;
+}
+
+export async function listProjectImports(db: Db, projectId: number): Promise<Record<string, unknown>[]> {
+  return (await listImports(db, projectId)).map(publicImport);
+}
+
+const patchSchema = z
+  .object({
+    paused: z.boolean({ error: 'paused must be true or false' }).optional(),
+    schedule: z.string({ error: 'schedule must be a string' }).max(120).optional(),
+  })
+  .strict();
+
+export async function patchImport(db: Db, projectId: number, id: number, body: unknown): Promise<Record<string, unknown>> {
+  const parsed = patchSchema.safeParse(body);
+  if (!parsed.success) {
+    throw bad(zodProblems(parsed.error).map((p) => (p.startsWith('unknown field') ? `${p}: only paused and schedule can be changed` : p)));
+  }
+  const imp = await getImport(db, projectId, id);
+  const definition = { ...imp.definition };
+  if (parsed.data.schedule !== undefined) {
+    const s = scheduleCron(parsed.data.schedule);
+    if (!s.ok) throw bad([s.message]);
+    if (definition.sync_mode === 'one_time' && s.cron !== null) throw bad(['one_time imports run once when triggered: schedule must be api_only']);
+    definition.schedule = parsed.data.schedule.trim();
+  }
+  await updateImport(db, id, { paused: parsed.data.paused, definition, now: Date.now() });
+  return publicImport(await getImport(db, projectId, id));
+}
+
+/** Deletes the import and its run history; an active run is cancelled and stops at its next batch. */
+export async function removeImport(db: Db, projectId: number, id: number): Promise<void> {
+  await getImport(db, projectId, id);
+  await db.transaction(async (trx) => {
+    await cancelActiveRuns(trx, id, 'import deleted', Date.now());
+    await deleteImport(trx, id);
+  });
+}
+
+export async function manualSync(deps: TriggerDeps, projectId: number, id: number): Promise<SyncRun> {
+  const imp = await getImport(deps.db, projectId, id);
+  await requireSimplifiedIdMerge(deps.db, projectId);
+  if (imp.definition.sync_mode === 'one_time' && (await hasSucceededRun(deps.db, imp.id))) {
+    throw bad([`import ${imp.id} is one_time and has already completed; create a new import to load the table again`]);
+  }
+  return (await triggerRun(deps, imp, 'manual')).run;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function publicRun(run: SyncRun): Record<string, unknown> {
+  const percent =
+    run.status === 'SUCCEEDED' ? 100 : run.rowsTotal ? Math.min(99, Math.floor((run.rowsRead / Math.max(1, run.rowsTotal)) * 100)) : 0;
+  return {
+    run_id: run.id,
+    job_id: run.jobId,
+    trigger: run.trigger,
+    status: run.status,
+    queued_time: iso(run.createdAt),
+    start_time: iso(run.startedAt),
+    end_time: iso(run.finishedAt),
+    num_events_imported: run.numImported,
+    num_deduplicated: run.numDeduplicated,
+    rows_read: run.rowsRead,
+    rows_skipped: run.rowsSkipped,
+    rows_total: run.rowsTotal,
+    progress_percent: percent,
+    attempts: run.attempts,
+    schedule_slot: iso(run.slot),
+    error: run.error,
+    log: run.log,
+  };
+}
+
+export async function importHistory(db: Db, projectId: number, id: number, limit: number): Promise<Record<string, unknown>[]> {
+  await getImport(db, projectId, id);
+  return (await listRuns(db, id, limit)).map(publicRun);
+}

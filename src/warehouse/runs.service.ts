@@ -1,0 +1,119 @@
+/**
+ * Triggering sync runs (manual-sync and the scheduler share this). The run row is written in SQL
+ * first, then its job is enqueued with the payload `{runId}` and a job id derived from the run:
+ * enqueueing twice is a no-op, and if Redis is down the reconciler enqueues the run later.
+ */
+import crypto from 'node:crypto';
+import {
+  findActiveRun,
+  findRun,
+  findSlotRun,
+  insertRunIfFree,
+  type RunTrigger,
+  type SyncRun,
+} from '../db/sync-runs.repo.js';
+import type { Db } from '../db/knex.js';
+import type { WarehouseImport } from '../db/warehouse.repo.js';
+import { logLine } from '../domain/sync-log.js';
+import type { Logger } from '../lib/logger.js';
+import { warehouseSyncJobId } from '../queue/job-ids.js';
+import type { JobQueues } from '../queue/queues.js';
+
+export interface TriggerDeps {
+  db: Db;
+  queues: JobQueues;
+  log: Logger;
+}
+
+export interface TriggerOutcome {
+  run: SyncRun;
+  /** false: an existing run was returned (already active, or the slot already fired). */
+  created: boolean;
+  /** Scheduled only: why the slot did not start a sync. */
+  skipped?: string;
+}
+
+const ENQUEUE_TIMEOUT_MS = 5000;
+
+/**
+ * Enqueues a run's job; never throws. With Redis unreachable the run stays QUEUED in SQL and the
+ * reconciler enqueues it once Redis is back, so a trigger still succeeds.
+ */
+export async function enqueueRun(deps: Pick<TriggerDeps, 'queues' | 'log'>, run: Pick<SyncRun, 'id' | 'jobId'>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      deps.queues.enqueue('warehouse-sync', { runId: run.id }, { jobId: run.jobId }),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`enqueue timed out after ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
+        timer.unref();
+      }),
+    ]);
+    return true;
+  } catch (err) {
+    deps.log.warn({ err, runId: run.id }, 'warehouse sync: enqueue failed; the reconciler will enqueue the run');
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Creates a QUEUED run for the import and enqueues it — unless the import already has a QUEUED
+ * or RUNNING run (that one is returned; for a schedule slot, the slot is recorded as a CANCELLED
+ * run saying it was skipped) or, with `slot`, another scheduler already created this slot's run.
+ * Race-safe: both rules are unique indexes, so concurrent triggers insert at most one row.
+ */
+export async function triggerRun(deps: TriggerDeps, imp: WarehouseImport, trigger: RunTrigger, slot?: number): Promise<TriggerOutcome> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const now = Date.now();
+    const id = crypto.randomUUID();
+    const jobId = warehouseSyncJobId(id);
+    const what = trigger === 'scheduled' ? `scheduled sync for slot ${new Date(slot!).toISOString()}` : 'manual sync';
+    const inserted = await insertRunIfFree(deps.db, {
+      id,
+      importId: imp.id,
+      projectId: imp.projectId,
+      trigger,
+      slot,
+      jobId,
+      log: [logLine(now, `${what} queued: run ${id}, job ${jobId}`)],
+      now,
+    });
+    if (inserted) {
+      const run = (await findRun(deps.db, id))!;
+      await enqueueRun(deps, run);
+      return { run, created: true };
+    }
+    if (slot !== undefined) {
+      const fired = await findSlotRun(deps.db, imp.id, slot);
+      if (fired) return { run: fired, created: false };
+    }
+    const active = await findActiveRun(deps.db, imp.id);
+    if (active) {
+      if (slot === undefined) {
+        // Heals a job Redis lost; a no-op while the job exists.
+        await enqueueRun(deps, active);
+        return { run: active, created: false };
+      }
+      const reason = `skipped: the previous sync (run ${active.id}) was still ${active.status.toLowerCase()}`;
+      const skipId = crypto.randomUUID();
+      await insertRunIfFree(deps.db, {
+        id: skipId,
+        importId: imp.id,
+        projectId: imp.projectId,
+        trigger,
+        slot,
+        status: 'CANCELLED',
+        jobId: warehouseSyncJobId(skipId),
+        log: [logLine(now, `scheduled sync for slot ${new Date(slot).toISOString()} ${reason}`)],
+        error: reason,
+        now,
+      });
+      const recorded = await findSlotRun(deps.db, imp.id, slot);
+      if (recorded) return { run: recorded, created: false, skipped: reason };
+    }
+    // The active run finished between our insert and our look-up: try again.
+  }
+  throw new Error(`could not create a sync run for import ${imp.id}: too much contention`);
+}

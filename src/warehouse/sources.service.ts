@@ -1,0 +1,118 @@
+/**
+ * Warehouse sources: validated config, a connection test before anything is stored, and the
+ * config sealed at rest. Nothing here returns, logs or queues a config.
+ */
+import { z } from 'zod';
+import type { Config } from '../../config/index.js';
+import { createConnector, definitions, supportedTypes, type SourceType } from '../../connectors/index.js';
+import { WarehouseError, type WarehouseConnector } from '../../connectors/warehouse.js';
+import type { Db } from '../db/knex.js';
+import { deleteSource, findSource, insertSource, listSources, type WarehouseSource } from '../db/warehouse.repo.js';
+import { zodProblems } from '../domain/warehouse-import.js';
+import { NotFoundError, ValidationError } from '../lib/errors.js';
+import type { SecretBox } from '../lib/secrets.js';
+
+export interface SourceDeps {
+  db: Db;
+  config: Config;
+  secrets: SecretBox;
+}
+
+export interface PublicSource {
+  id: number;
+  type: string;
+  name: string;
+  created: string;
+}
+
+export function publicSource(s: WarehouseSource): PublicSource {
+  return { id: s.id, type: s.type, name: s.name, created: new Date(s.createdAt).toISOString() };
+}
+
+const sourceInput = z
+  .object({
+    type: z.string({ error: 'type is required' }),
+    name: z.string({ error: 'name must be a string' }).trim().min(1, 'name must not be empty').max(255).optional(),
+    config: z.record(z.string(), z.unknown(), { error: 'config must be a JSON object' }),
+  })
+  .strict();
+
+function bad(problems: string[]): ValidationError {
+  return new ValidationError(400, problems.join('; '), { problems });
+}
+
+/** A connector for a stored source (opens the sealed config). */
+export function connectorFor(deps: Pick<SourceDeps, 'config' | 'secrets'>, source: WarehouseSource): WarehouseConnector {
+  const config = JSON.parse(deps.secrets.open(source.configSealed)) as unknown;
+  return createConnector(source.type, config, deps.config);
+}
+
+/** Runs `fn` with a connector, closing it after; source errors become a 400 with their message. */
+export async function withSourceConnector<T>(
+  deps: Pick<SourceDeps, 'config' | 'secrets'>,
+  source: WarehouseSource,
+  what: string,
+  fn: (c: WarehouseConnector) => Promise<T>,
+): Promise<T> {
+  const connector = connectorFor(deps, source);
+  try {
+    return await fn(connector);
+  } catch (err) {
+    if (err instanceof WarehouseError) throw new ValidationError(400, `${what}: ${err.message}`);
+    throw err;
+  } finally {
+    await connector.close().catch(() => {});
+  }
+}
+
+export async function createSource(deps: SourceDeps, projectId: number, body: unknown): Promise<PublicSource> {
+  const parsed = sourceInput.safeParse(body);
+  if (!parsed.success) throw bad(zodProblems(parsed.error));
+  const { type, config } = parsed.data;
+  const def = definitions[type as SourceType];
+  if (!def) throw bad([`type must be one of ${supportedTypes().join(', ')}, not ${JSON.stringify(type)}`]);
+  const cfg = def.configSchema.safeParse(config);
+  if (!cfg.success) throw bad(zodProblems(cfg.error).map((p) => (p.startsWith('config') ? p : `config.${p}`)));
+  const refused = def.checkConfig?.(cfg.data, deps.config);
+  if (refused) throw bad([refused]);
+
+  const connector = def.create(cfg.data, deps.config);
+  try {
+    await connector.test();
+  } catch (err) {
+    if (err instanceof WarehouseError) throw bad([`connection test failed: ${err.message}`]);
+    throw err;
+  } finally {
+    await connector.close().catch(() => {});
+  }
+  const source = await insertSource(deps.db, {
+    projectId,
+    type,
+    name: parsed.data.name ?? `${type} source`,
+    configSealed: deps.secrets.seal(JSON.stringify(cfg.data)),
+    now: Date.now(),
+  });
+  return publicSource(source);
+}
+
+export async function listProjectSources(db: Db, projectId: number): Promise<PublicSource[]> {
+  return (await listSources(db, projectId)).map(publicSource);
+}
+
+export function parseId(value: unknown, what: string): number {
+  const n = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n <= 0) throw new NotFoundError(`${what} ${JSON.stringify(String(value))} not found`);
+  return n;
+}
+
+export async function getSource(db: Db, projectId: number, id: number): Promise<WarehouseSource> {
+  const source = await findSource(db, id, projectId);
+  if (!source) throw new NotFoundError(`warehouse source ${id} not found in project ${projectId}`);
+  return source;
+}
+
+/** Deletes the source and, with it, its imports and their run history (a running sync stops at its next batch). */
+export async function removeSource(db: Db, projectId: number, id: number): Promise<void> {
+  await getSource(db, projectId, id);
+  await deleteSource(db, id);
+}

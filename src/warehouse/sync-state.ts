@@ -1,0 +1,103 @@
+/**
+ * The in-memory view of one attempt of a sync run: counts, checkpoint and bounded log. Changes
+ * are staged per batch and only adopted once the batch's transaction committed, so a rolled-back
+ * batch leaves the view exactly as SQL has it.
+ */
+import type { SyncCheckpoint, SyncRun } from '../db/sync-runs.repo.js';
+import { appendLog, logLine } from '../domain/sync-log.js';
+import { compareWatermarks, watermarkValue } from '../domain/warehouse-values.js';
+
+/** Rejected rows shown in the run log, per run. */
+export const REJECT_SAMPLES = 20;
+
+export interface Counts {
+  rowsRead: number;
+  rowsSkipped: number;
+  numImported: number;
+  numDeduplicated: number;
+}
+
+export class SyncState {
+  counts: Counts;
+  checkpoint: SyncCheckpoint;
+  log: string[];
+  rowsTotal: number | null;
+
+  constructor(run: SyncRun, checkpoint: SyncCheckpoint, log: string[]) {
+    this.counts = { rowsRead: run.rowsRead, rowsSkipped: run.rowsSkipped, numImported: run.numImported, numDeduplicated: run.numDeduplicated };
+    this.checkpoint = checkpoint;
+    this.log = log;
+    this.rowsTotal = run.rowsTotal;
+  }
+
+  get offset(): number {
+    return this.checkpoint.offset;
+  }
+
+  /** Adds lines to the bounded log (a copy, so a staged batch can be discarded). */
+  withLines(log: string[], lines: string[], now = Date.now()): string[] {
+    return lines.length === 0 ? log : appendLog(log, lines.map((l) => logLine(now, l)));
+  }
+
+  say(line: string): string {
+    this.log = this.withLines(this.log, [line]);
+    return line;
+  }
+
+  percent(): number {
+    if (!this.rowsTotal) return 0;
+    return Math.min(100, Math.floor((this.counts.rowsRead / this.rowsTotal) * 1000) / 10);
+  }
+
+  /** A staged batch: what SQL will hold if the batch commits. */
+  stage(): StagedBatch {
+    return new StagedBatch(this);
+  }
+}
+
+export class StagedBatch {
+  counts: Counts;
+  checkpoint: SyncCheckpoint;
+  lines: string[] = [];
+
+  constructor(private readonly state: SyncState) {
+    this.counts = { ...state.counts };
+    this.checkpoint = { ...state.checkpoint };
+  }
+
+  /** One rejected row (1-based row number of the run's read); sampled into the log. */
+  reject(rowNumber: number, field: string, message: string): void {
+    this.counts.rowsSkipped += 1;
+    const samples = this.checkpoint.samples ?? 0;
+    if (samples < REJECT_SAMPLES) {
+      this.lines.push(`row ${rowNumber} rejected: ${field ? `${field}: ` : ''}${message}`);
+      this.checkpoint.samples = samples + 1;
+      if (samples + 1 === REJECT_SAMPLES) this.lines.push(`(further rejected rows are counted in rows_skipped, not logged)`);
+    }
+  }
+
+  /** time_based: remember the greatest insert-time value read. */
+  seeInsertTime(value: unknown): void {
+    const v = watermarkValue(value);
+    if (v === undefined) return;
+    const cur = this.checkpoint.maxInsertTime;
+    if (cur === undefined || compareWatermarks(v, cur) > 0) this.checkpoint.maxInsertTime = v;
+  }
+
+  read(rows: number): void {
+    this.counts.rowsRead += rows;
+    this.checkpoint.offset += rows;
+  }
+
+  /** The bounded log as it will be stored with this batch. */
+  log(): string[] {
+    return this.state.withLines(this.state.log, this.lines);
+  }
+
+  /** Adopt this batch's view after its transaction committed. */
+  adopt(log: string[]): void {
+    this.state.counts = this.counts;
+    this.state.checkpoint = this.checkpoint;
+    this.state.log = log;
+  }
+}
