@@ -73,6 +73,22 @@ export async function startAmplitudeStandin(options: StandinOptions): Promise<Am
   const requests: StandinRequest[] = [];
   let served = 0;
   const building = new Map<string, Promise<string | null>>();
+  // The last few days' records by hour, serialised: hour-by-hour requests of one day reuse them.
+  const dayCache = new Map<string, Map<number, string[]>>();
+  const linesByHour = (day: string): Map<number, string[]> => {
+    let hours = dayCache.get(day);
+    if (hours) return hours;
+    hours = new Map();
+    for (const e of ds.eventsForDay(day)) {
+      const hourStart = Date.parse(`${(e.event_time as string).slice(0, 13)}:00:00Z`);
+      let lines = hours.get(hourStart);
+      if (!lines) hours.set(hourStart, (lines = []));
+      lines.push(JSON.stringify(e));
+    }
+    dayCache.set(day, hours);
+    if (dayCache.size > 3) dayCache.delete(dayCache.keys().next().value!);
+    return hours;
+  };
 
   /** Builds (once) the zip of hours [from, to]; null when the window holds no events. */
   function archiveFor(from: number, to: number): Promise<string | null> {
@@ -89,13 +105,8 @@ export async function startAmplitudeStandin(options: StandinOptions): Promise<Am
     const byHour = new Map<number, string[]>();
     for (let dayStart = from - (from % 86_400_000); dayStart <= to; dayStart += 86_400_000) {
       const day = new Date(dayStart).toISOString().slice(0, 10);
-      for (const e of ds.eventsForDay(day)) {
-        const t = e.event_time as string;
-        const hourStart = Date.parse(`${t.slice(0, 13)}:00:00Z`);
-        if (hourStart < from || hourStart > to) continue;
-        let lines = byHour.get(hourStart);
-        if (!lines) byHour.set(hourStart, (lines = []));
-        lines.push(JSON.stringify(e));
+      for (const [hourStart, lines] of linesByHour(day)) {
+        if (hourStart >= from && hourStart <= to) byHour.set(hourStart, lines);
       }
     }
     if (byHour.size === 0) return null;
