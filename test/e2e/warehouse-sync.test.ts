@@ -1,8 +1,9 @@
 /**
  * Warehouse connector end to end, per store (SQLite, Postgres) and per SOURCE fixture (a real
  * SQLite file, a real Postgres schema, …): create a source and imports over HTTP, trigger
- * manual syncs, run them, and check the stored events, profiles, group profiles, lookup rows and
- * the run history.
+ * manual syncs that a real worker runtime (in this process, real Redis) runs, and check the
+ * stored events (also through /api/2.0/export and the insights report), profiles, group
+ * profiles, lookup rows and the run history.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countEvents, pageEvents } from '../../src/db/events.repo.js';
@@ -10,8 +11,12 @@ import { findProfile, countProfiles } from '../../src/db/profiles.repo.js';
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import type { Redis } from 'ioredis';
+import { redisConnection } from '../../src/queue/queues.js';
+import { startInProcessWorker, type InProcessWorker } from '../helpers/job-platform.js';
+import { get, lines, qs } from '../helpers/read-back.js';
 import { availableWarehouseSources, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
-import { call, createSourceAndImport, history, manualSync, runSync, type Api } from '../helpers/warehouse.js';
+import { call, createSourceAndImport, history, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
 
 const T0 = Date.UTC(2024, 4, 1, 12, 0, 0);
 const at = (minutes: number) => new Date(T0 + minutes * 60_000);
@@ -69,10 +74,14 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
     let p: SeededProject;
     let api: Api;
     let src: WarehouseSourceHandle;
+    let redis: Redis;
+    let worker: InProcessWorker;
 
     beforeAll(async () => {
       t = await createTestDb(kind);
       app = await startTestApp(t.db);
+      redis = redisConnection(app.config.REDIS_URL);
+      worker = await startInProcessWorker(t.db, app.config, redis, { queueNames: ['warehouse-sync'] });
       p = await seedProject(t.db);
       api = { url: app.url, basic: p.basic, projectId: p.id };
       src = await fixture.create();
@@ -80,16 +89,19 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
       await src.insertRows('events_src', [...goodRows, ...badRows]);
     });
     afterAll(async () => {
+      await worker?.close();
       await src?.cleanup();
       await app?.queues.queues['warehouse-sync'].obliterate({ force: true });
+      await redis?.quit();
       await app?.close();
       await t?.destroy();
     });
 
-    const sync = async (importId: number) => {
-      const { run_id, job_id } = await manualSync(api, importId);
-      const outcome = await runSync(t.db, app.config, app.queues, run_id, job_id);
-      return { run_id, job_id, outcome };
+    /** Triggers a manual sync of `importId` as `who` and waits for the worker to finish it. */
+    const sync = async (importId: number, who: Api = api) => {
+      const { run_id, job_id } = await manualSync(who, importId);
+      const run = await waitForRun(who, importId, run_id);
+      return { run_id, job_id, outcome: run.status === 'SUCCEEDED' ? 'succeeded' : `${run.status}: ${run.error}` };
     };
 
     it('events: maps and stamps every row, reports bad rows, and a second full_sync stores nothing twice', async () => {
@@ -151,6 +163,22 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
       expect(log).toMatch(/row \d+ rejected: properties\.time: .*1971/);
       expect(log).toMatch(/succeeded: 9 rows read, 4 imported, 0 duplicates, 5 rejected/);
 
+      // Found through the read-back surface by the stamped import and job ids.
+      const range = { project_id: p.id, from_date: '2024-05-01', to_date: '2024-05-01' };
+      const byImport = await get(`${app.url}/api/2.0/export${qs({ ...range, where: `properties["$warehouse_import_id"] == "${importId}"` })}`, p.basic);
+      expect(byImport.status).toBe(200);
+      expect(lines(byImport.text).map((l) => l.event).sort()).toEqual(['login', 'login', 'purchase', 'signup']);
+      const byJob = await get(`${app.url}/api/2.0/export${qs({ ...range, where: `properties["$warehouse_import_job_id"] == "${first.job_id}"` })}`, p.basic);
+      expect(lines(byJob.text)).toHaveLength(goodRows.length);
+      const none = await get(`${app.url}/api/2.0/export${qs({ ...range, where: `properties["$warehouse_import_job_id"] == "warehouse-sync-other"` })}`, p.basic);
+      expect(lines(none.text)).toHaveLength(0);
+      const insights = await get(
+        `${app.url}/api/app/projects/${p.id}/insights${qs({ from_date: '2024-05-01', to_date: '2024-05-01', unit: 'day', on: '$warehouse_import_job_id', where: `properties["$warehouse_import_id"] == "${importId}"` })}`,
+        p.basic,
+      );
+      expect(insights.status).toBe(200);
+      expect(insights.json().results.values).toEqual({ [first.job_id]: { '2024-05-01': goodRows.length } });
+
       const second = await sync(importId);
       expect(second.outcome).toBe('succeeded');
       expect(second.run_id).not.toBe(first.run_id);
@@ -169,10 +197,7 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
         src.sourceBody(),
         eventImport(src, { table_params: { table: src.tableRef('tb_events') }, sync_mode: 'time_based', insert_time_column_name: 'inserted_at' }),
       );
-      const qsync = async () => {
-        const { run_id, job_id } = await manualSync(qa, importId);
-        return runSync(t.db, app.config, app.queues, run_id, job_id);
-      };
+      const qsync = async () => (await sync(importId, qa)).outcome;
       expect(await qsync()).toBe('succeeded');
       expect(await countEvents(t.db, q.id)).toBe(4);
       const imp = await call(qa, 'GET', `/imports/${importId}`);
@@ -202,8 +227,7 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
         user_column_name: 'user_id',
         insert_id_column_name: 'id',
       });
-      const { run_id, job_id } = await manualSync(qa, importId);
-      expect(await runSync(t.db, app.config, app.queues, run_id, job_id)).toBe('succeeded');
+      expect((await sync(importId, qa)).outcome).toBe('succeeded');
       const events = await pageEvents(t.db, { projectId: q.id, fromMs: 0, toMs: T0 + 86_400_000, limit: 10 });
       expect(events.map((e) => [e.event, e.insertId, e.distinctId]).sort()).toEqual([
         ['Imported Alice Event', '1', 'alice'],
@@ -245,8 +269,7 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
         time_column_name: 'updated_at',
         json_properties_column_name: ['traits'],
       });
-      const { run_id, job_id } = await manualSync(api, importId);
-      expect(await runSync(t.db, app.config, app.queues, run_id, job_id)).toBe('succeeded');
+      expect((await sync(importId)).outcome).toBe('succeeded');
       const [run] = await history(api, importId);
       expect(run).toMatchObject({ status: 'SUCCEEDED', rows_read: 3, rows_skipped: 0, num_events_imported: 3 });
 
@@ -286,8 +309,7 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
         group_id_column: 'company_id',
         time_column_name: 'updated_at',
       });
-      const { run_id, job_id } = await manualSync(api, importId);
-      expect(await runSync(t.db, app.config, app.queues, run_id, job_id)).toBe('succeeded');
+      expect((await sync(importId)).outcome).toBe('succeeded');
       const acme = await findProfile(t.db, p.id, { kind: 'group', groupKey: 'company_id', groupId: 'acme' });
       expect(acme?.properties).toMatchObject({ name: 'Acme', seats: 50 });
       expect(await countProfiles(t.db, 'group', p.id)).toBe(2);
@@ -322,8 +344,7 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
         property_key_column_name: 'plan_id',
         lookup_table_id: lookupId,
       });
-      const { run_id, job_id } = await manualSync(api, importId);
-      expect(await runSync(t.db, app.config, app.queues, run_id, job_id)).toBe('succeeded');
+      expect((await sync(importId)).outcome).toBe('succeeded');
       const rows = await t.db('lookup_rows').where({ lookup_table_id: lookupId }).orderBy('key');
       expect(rows.map((r) => [r.key, typeof r.properties === 'string' ? JSON.parse(r.properties) : r.properties])).toEqual([
         ['free', { label: 'Free "forever"', price: 0 }],

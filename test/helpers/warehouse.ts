@@ -96,3 +96,22 @@ export function jobContext(
 export function runSync(db: Db, config: Config, queues: JobQueues, runId: string, jobId: string): Promise<SyncOutcome> {
   return runWarehouseSync(runId, jobContext(db, config, queues, { jobId }));
 }
+
+const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+
+/** Polls the history until the run is SUCCEEDED, FAILED or CANCELLED; returns its history entry. */
+export async function waitForRun(api: Api, importId: number, runId: string, timeoutMs = 30_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = (await history(api, importId)).find((r) => r.run_id === runId);
+    if (run && TERMINAL.has(run.status)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${runId} not finished within ${timeoutMs} ms: ${JSON.stringify(run)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Triggers a manual sync and waits for a worker to finish it. */
+export async function syncAndWait(api: Api, importId: number, timeoutMs?: number): Promise<any> {
+  const { run_id } = await manualSync(api, importId);
+  return waitForRun(api, importId, run_id, timeoutMs);
+}
