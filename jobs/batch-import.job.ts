@@ -35,8 +35,10 @@ async function say(ctx: JobContext, run: BatchImport, line: string): Promise<voi
 }
 
 async function fail(ctx: JobContext, run: BatchImport, message: string): Promise<void> {
-  await setBatchImportStatus(ctx.db, run.id, 'failed', { now: Date.now(), error: message });
-  await say(ctx, run, `failed: ${message}`);
+  const line = `failed: ${message}`;
+  await setBatchImportStatus(ctx.db, run.id, 'failed', { now: Date.now(), error: message, line });
+  ctx.log.warn({ importId: run.id }, line);
+  await ctx.logLine(line);
   fs.rmSync(run.filePath, { force: true });
 }
 
@@ -124,11 +126,14 @@ async function importFile(run: BatchImport, ctx: JobContext): Promise<BatchImpor
     if (step !== 'ok') return stop(step, run, ctx, done);
   }
   if (ctx.signal.aborted) return stop('interrupted', run, ctx, done);
-  if (!(await setBatchImportStatus(ctx.db, run.id, 'succeeded', { now: Date.now(), expectDone: done }))) return stop('superseded', run, ctx, done);
-  fs.rmSync(run.filePath, { force: true });
+  // The counts are final: only the holder of the checkpoint can still change them, and that is us.
   const final = await findBatchImport(ctx.db, run.id);
+  const line = `succeeded: ${final?.imported} imported, ${final?.deduplicated} duplicates, ${final?.rejected} rejected`;
+  if (!(await setBatchImportStatus(ctx.db, run.id, 'succeeded', { now: Date.now(), expectDone: done, line }))) return stop('superseded', run, ctx, done);
+  fs.rmSync(run.filePath, { force: true });
   await ctx.progress({ percent: 100, records_done: done, records_total: total });
-  await say(ctx, run, `succeeded: ${final?.imported} imported, ${final?.deduplicated} duplicates, ${final?.rejected} rejected`);
+  ctx.log.info({ importId: run.id }, line);
+  await ctx.logLine(line);
   return 'succeeded';
 }
 
@@ -137,7 +142,9 @@ async function stop(step: 'interrupted' | 'superseded', run: BatchImport, ctx: J
     // Another worker moved the checkpoint (this job was re-enqueued while we still ran).
     throw new RetryableError(`batch import ${run.id} was advanced by another worker; this attempt stops`);
   }
-  await setBatchImportStatus(ctx.db, run.id, 'queued', { now: Date.now(), expectDone: done });
-  await say(ctx, run, `interrupted at record ${done} of ${run.recordsTotal} (shutdown); will resume`);
+  const line = `interrupted at record ${done} of ${run.recordsTotal} (shutdown); will resume`;
+  await setBatchImportStatus(ctx.db, run.id, 'queued', { now: Date.now(), expectDone: done, line });
+  ctx.log.info({ importId: run.id }, line);
+  await ctx.logLine(line);
   return 'interrupted';
 }

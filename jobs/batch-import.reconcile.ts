@@ -13,6 +13,6 @@ export const batchImportsReconcileSource: ReconcileSource = {
     })),
   markFailed: async (db, run, reason) => {
     const { importId } = run.payload as { importId: string };
-    await setBatchImportStatus(db, importId, 'failed', { now: Date.now(), error: reason });
+    await setBatchImportStatus(db, importId, 'failed', { now: Date.now(), error: reason, line: `failed: ${reason} (recorded by the reconciler)` });
   },
 };

@@ -4,7 +4,7 @@
  * own a run (a Redis loss re-enqueued it while the first still ran) can never both commit the
  * same chunk — the loser's transaction rolls back with its inserts.
  */
-import { parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
+import { parseJson, toJson, toNumber, type Db, type DbOrTrx } from './knex.js';
 
 export type BatchImportType = 'events' | 'people' | 'groups';
 export type BatchImportFormat = 'ndjson' | 'json' | 'csv';
@@ -192,23 +192,30 @@ export async function appendRunLog(db: DbOrTrx, id: string, line: string, now: n
 }
 
 /**
- * Moves an unfinished run to a final or waiting status. `expectDone` fences the write the same
- * way as the checkpoint: only the worker that holds the current checkpoint may finish the run.
+ * Moves an unfinished run to a final or waiting status, with a log line in the same write.
+ * `expectDone` fences the write the same way as the checkpoint: only the worker that holds the
+ * current checkpoint may finish the run.
  */
 export async function setBatchImportStatus(
-  db: DbOrTrx,
+  db: Db,
   id: string,
   status: BatchImportStatus,
-  opts: { now: number; error?: string; expectDone?: number },
+  opts: { now: number; error?: string; expectDone?: number; line?: string },
 ): Promise<boolean> {
-  let q = db(TABLE).where({ id }).whereIn('status', ['queued', 'running']);
-  if (opts.expectDone !== undefined) q = q.andWhere('records_done', opts.expectDone);
-  const final = status === 'succeeded' || status === 'failed';
-  const n = await q.update({
-    status,
-    error: opts.error ?? null,
-    finished_at: final ? opts.now : null,
-    updated_at: opts.now,
+  return db.transaction(async (trx) => {
+    let q = trx(TABLE).where({ id }).whereIn('status', ['queued', 'running']);
+    if (opts.expectDone !== undefined) q = q.andWhere('records_done', opts.expectDone);
+    const row = await q.clone().first('log');
+    if (!row) return false;
+    const final = status === 'succeeded' || status === 'failed';
+    const log = opts.line ? (parseJson<string[]>(row.log) ?? []).concat(logLine(opts.now, opts.line)).slice(-RUN_LOG_MAX) : undefined;
+    const n = await q.update({
+      status,
+      error: opts.error ?? null,
+      finished_at: final ? opts.now : null,
+      updated_at: opts.now,
+      ...(log ? { log: toJson(log) } : {}),
+    });
+    return n > 0;
   });
-  return n > 0;
 }

@@ -19,6 +19,8 @@ function isWs(b: number): boolean {
   return b === 0x20 || b === NL || b === CR || b === 0x09;
 }
 
+const BOM = [0xef, 0xbb, 0xbf];
+
 /** A UTF-8 byte order mark some editors put at the start of a file. */
 function stripBom(chunk: Buffer): Buffer {
   return chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? chunk.subarray(3) : chunk;
@@ -91,7 +93,7 @@ export class JsonArraySplitter {
   private offset = 0;
 
   push(input: Buffer): Buffer[] {
-    const chunk = this.offset === 0 ? stripBom(input) : input;
+    const chunk = input;
     const out: Buffer[] = [];
     let elementStart = this.state === 'in-element' ? 0 : -1;
     let i = 0;
@@ -100,6 +102,12 @@ export class JsonArraySplitter {
       if (this.state === 'in-element') {
         if (this.inString) {
           i = this.skipString(chunk, i);
+          if (!this.inString && this.depth === 0) {
+            // A string element is complete at its closing quote.
+            this.finishElement(chunk.subarray(elementStart, i), out, this.offset + i);
+            elementStart = -1;
+            this.state = 'after';
+          }
           continue;
         }
         const b = chunk[i]!;
@@ -108,6 +116,12 @@ export class JsonArraySplitter {
         else if (b === CLOSE_CURLY || (b === CLOSE_SQ && this.depth > 0)) {
           this.depth -= 1;
           if (this.depth < 0) throw new JsonArrayError('unbalanced closing brace', this.offset + i);
+          if (this.depth === 0) {
+            // An object or array element is complete at its closing bracket.
+            this.finishElement(chunk.subarray(elementStart, i + 1), out, this.offset + i);
+            elementStart = -1;
+            this.state = 'after';
+          }
         } else if (this.depth === 0 && (b === COMMA || b === CLOSE_SQ)) {
           this.finishElement(chunk.subarray(elementStart, i), out, this.offset + i);
           elementStart = -1;
@@ -123,6 +137,7 @@ export class JsonArraySplitter {
       }
       switch (this.state) {
         case 'start':
+          if (this.offset + i < 3 && b === BOM[this.offset + i]) break; // a byte order mark, even split across chunks
           if (b !== OPEN_SQ) throw new JsonArrayError('a JSON array must start with [', this.offset + i);
           this.state = 'first';
           break;
@@ -138,6 +153,11 @@ export class JsonArraySplitter {
           if (b === COMMA || b === CLOSE_SQ) throw new JsonArrayError('empty array element', this.offset + i);
           this.beginElement(b);
           elementStart = i;
+          break;
+        case 'after':
+          if (b === COMMA) this.state = 'element';
+          else if (b === CLOSE_SQ) this.state = 'done';
+          else throw new JsonArrayError("expected ',' or ']' after an array element", this.offset + i);
           break;
         case 'done':
           throw new JsonArrayError('unexpected text after the closing ]', this.offset + i);
