@@ -42,6 +42,10 @@ export const configSchema = z.object({
   /** Events per second per project, sustained; bursts up to RATE_LIMIT_BURST events. 0 disables. */
   RATE_LIMIT_EVENTS_PER_SEC: int(30000),
   RATE_LIMIT_BURST: int(120000),
+  /** Worker threads that inflate, parse and validate /import bodies off the writer's thread; 0 = inline. */
+  INGEST_WORKERS: int(1),
+  /** /import bodies (as sent, compressed or not) smaller than this are prepared inline: a hop costs more. */
+  INGEST_WORKER_MIN_BYTES: int(16 * 1024),
 
   WORKER_CONCURRENCY: int(2),
   /** Seconds between reconciler passes (re-enqueue runs SQL has but Redis lost). */

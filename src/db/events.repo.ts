@@ -33,6 +33,31 @@ async function rawSqlite(db: DbOrTrx): Promise<Database.Database> {
   return (await db.client.acquireConnection()) as Database.Database;
 }
 
+/** Events as columns with properties already serialised: the form the inserts consume. */
+export interface EventRows {
+  event: string[];
+  distinctId: string[];
+  /** Epoch milliseconds. */
+  time: number[];
+  insertId: string[];
+  /** JSON text of each event's properties. */
+  properties: string[];
+}
+
+export function toEventRows(events: readonly NormalizedEvent[]): EventRows {
+  const n = events.length;
+  const rows: EventRows = { event: new Array(n), distinctId: new Array(n), time: new Array(n), insertId: new Array(n), properties: new Array(n) };
+  for (let i = 0; i < n; i++) {
+    const e = events[i]!;
+    rows.event[i] = e.event;
+    rows.distinctId[i] = e.distinctId;
+    rows.time[i] = e.time;
+    rows.insertId[i] = e.insertId;
+    rows.properties[i] = JSON.stringify(e.properties);
+  }
+  return rows;
+}
+
 /** Inserts the events; returns how many were new (the rest were duplicates). */
 export async function insertEvents(
   db: DbOrTrx,
@@ -41,18 +66,15 @@ export async function insertEvents(
   events: readonly NormalizedEvent[],
   now: number,
 ): Promise<number> {
-  if (events.length === 0) return 0;
+  return insertEventRows(db, projectId, source, toEventRows(events), now);
+}
+
+/** Inserts prepared rows (see EventRows); returns how many were new. */
+export async function insertEventRows(db: DbOrTrx, projectId: number, source: string, rows: EventRows, now: number): Promise<number> {
+  const n = rows.event.length;
+  if (n === 0) return 0;
   if (dialect(db) === 'postgres') {
-    const res = await db.raw(PG_INSERT, [
-      projectId,
-      source,
-      now,
-      events.map((e) => e.event),
-      events.map((e) => e.distinctId),
-      events.map((e) => e.time),
-      events.map((e) => e.insertId),
-      events.map((e) => JSON.stringify(e.properties)),
-    ]);
+    const res = await db.raw(PG_INSERT, [projectId, source, now, rows.event, rows.distinctId, rows.time, rows.insertId, rows.properties]);
     return (res as { rowCount: number }).rowCount;
   }
   const conn = await rawSqlite(db);
@@ -63,8 +85,8 @@ export async function insertEvents(
       statements.set(conn, stmt);
     }
     let inserted = 0;
-    for (const e of events) {
-      inserted += stmt.run(projectId, e.event, e.distinctId, e.time, e.insertId, JSON.stringify(e.properties), source, now).changes;
+    for (let i = 0; i < n; i++) {
+      inserted += stmt.run(projectId, rows.event[i], rows.distinctId[i], rows.time[i], rows.insertId[i], rows.properties[i], source, now).changes;
     }
     return inserted;
   } finally {

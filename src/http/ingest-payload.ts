@@ -39,6 +39,19 @@ function queryOf(req: IncomingMessage): URLSearchParams {
 
 const truthy = (v: string | null | undefined) => v === '1' || v === 'true';
 
+/**
+ * What a POST body holds, by Content-Type: JSON (also `text/plain` or none), NDJSON, or the
+ * legacy form. 415 for anything else (the rest of the body is drained).
+ */
+export function bodyKindOf(req: IncomingMessage): 'json' | 'ndjson' | 'form' {
+  const type = mediaType(req);
+  if (type === FORM_TYPE) return 'form';
+  if (NDJSON_TYPES.has(type)) return 'ndjson';
+  if (type === '' || type === 'text/plain' || JSON_TYPES.has(type)) return 'json';
+  req.resume();
+  throw new ValidationError(415, `unsupported Content-Type '${type}': send application/json, application/x-ndjson or application/x-www-form-urlencoded`);
+}
+
 /** GET `?data=` or a form-urlencoded POST: what the official SDKs send. */
 export function isLegacyRequest(req: IncomingMessage): boolean {
   return req.method === 'GET' || req.method === 'HEAD' || mediaType(req) === FORM_TYPE;
@@ -99,15 +112,10 @@ export async function readIngestPayload(req: IncomingMessage, limits: IngestPayl
     return { records: decodeDataParam(data, limits.maxRecords), legacy, verbose };
   }
 
-  const type = mediaType(req);
-  const known = type === '' || type === FORM_TYPE || type === 'text/plain' || JSON_TYPES.has(type) || NDJSON_TYPES.has(type);
-  if (!known) {
-    req.resume();
-    throw new ValidationError(415, `unsupported Content-Type '${type}': send application/json, application/x-ndjson or application/x-www-form-urlencoded`);
-  }
+  const kind = bodyKindOf(req);
   const body = await readBody(req, { maxBytes: limits.maxBytes });
 
-  if (type === FORM_TYPE) {
+  if (kind === 'form') {
     const form = new URLSearchParams(body.toString('utf8'));
     const formVerbose = verbose || truthy(form.get('verbose'));
     if (formVerbose && res) res.locals.verbose = true;
@@ -116,6 +124,6 @@ export async function readIngestPayload(req: IncomingMessage, limits: IngestPayl
     return { records: decodeDataParam(data, limits.maxRecords), legacy, verbose: formVerbose };
   }
   const text = body.toString('utf8');
-  if (NDJSON_TYPES.has(type)) return { records: parseNdjsonRecords(text, limits.maxRecords), legacy, verbose };
+  if (kind === 'ndjson') return { records: parseNdjsonRecords(text, limits.maxRecords), legacy, verbose };
   return { records: parseJsonRecords(text, limits.maxRecords), legacy, verbose };
 }

@@ -10,7 +10,7 @@ import {
   type NormalizedEvent,
   type RecordRejection,
 } from '../domain/event-record.js';
-import { insertEvents } from '../db/events.repo.js';
+import { insertEventRows, toEventRows, type EventRows } from '../db/events.repo.js';
 import { addUsage } from '../db/usage.repo.js';
 import type { Db, DbOrTrx } from '../db/knex.js';
 import { eventsIngested } from '../lib/metrics.js';
@@ -65,14 +65,28 @@ export async function storeEvents(
   events: readonly NormalizedEvent[],
   now = Date.now(),
 ): Promise<StoreResult> {
+  return storeEventRows(db, projectId, source, toEventRows(events), now);
+}
+
+/**
+ * Stores rows prepared off the writer's thread (events-prepare.ts) — validated events with their
+ * properties already serialised — in one transaction (or the caller's), counting usage.
+ */
+export async function storeEventRows(
+  db: DbOrTrx,
+  projectId: number,
+  source: IngestSource,
+  rows: EventRows,
+  now = Date.now(),
+): Promise<StoreResult> {
   const run = async (trx: DbOrTrx) => {
-    const imported = await insertEvents(trx, projectId, source, events, now);
+    const imported = await insertEventRows(trx, projectId, source, rows, now);
     await addUsage(trx, projectId, source, imported, now);
     return imported;
   };
   const imported = 'isTransaction' in db && db.isTransaction ? await run(db) : await (db as Db).transaction(run);
   eventsIngested.inc({ source }, imported);
-  return { imported, deduplicated: events.length - imported };
+  return { imported, deduplicated: rows.event.length - imported };
 }
 
 export interface IngestResult extends StoreResult {

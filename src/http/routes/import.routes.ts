@@ -2,35 +2,57 @@
  * `POST|GET /import?project_id=&strict=1` (CONTRACT §2.1): historical event import. Order:
  * credentials (401/403/400 residency) → payload (400/413/415) → rate limit (429) → the single
  * write path. The answer is sent after the transaction commits, so a 200 means stored.
+ *
+ * JSON and NDJSON bodies take the fast path: the body is read as sent, and inflating, parsing,
+ * validating and serialising run on the ingest worker pool (inline for small bodies), so this
+ * thread mostly runs the inserts. The legacy SDK forms (GET, form POST) are small and go
+ * through the shared payload decoder.
  */
 import type { Express, Request, Response } from 'express';
-import { ingestEvents } from '../../ingest/events.ingest.js';
+import { prepareEventBatch, type PrepareInput, type PreparedBatch } from '../../ingest/events-prepare.js';
+import { ingestEvents, storeEventRows } from '../../ingest/events.ingest.js';
 import type { AppDeps } from '../deps.js';
 import { writeAccess } from '../ingest-auth.js';
-import { markLegacy, readIngestPayload } from '../ingest-payload.js';
+import { bodyKindOf, isLegacyRequest, markLegacy, readIngestPayload } from '../ingest-payload.js';
 import { sendIngestAnswer } from '../ingest-response.js';
+import { ingestWorkerPool } from '../ingest-workers.js';
 import { rateLimiterOf } from '../rate-limit.js';
+import { contentEncodingOf, readRawBody } from '../raw-body.js';
 import { surface } from '../surface.js';
 import { eventLimitsOf, flag } from './ingest-options.js';
 
 export function mountImport(app: Express, deps: AppDeps): void {
+  const { config } = deps;
   const limiter = rateLimiterOf(deps);
-  const limits = eventLimitsOf(deps.config);
+  const limits = eventLimitsOf(config);
+  const pool = ingestWorkerPool(config.INGEST_WORKERS);
+  const payloadLimits = { maxBytes: config.IMPORT_MAX_BYTES, maxRecords: config.IMPORT_MAX_EVENTS };
+
+  const legacy = async (req: Request, res: Response, projectId: number, strict: boolean) => {
+    const payload = await readIngestPayload(req, payloadLimits);
+    limiter.consume(projectId, payload.records.length);
+    const result = await ingestEvents(deps.db, projectId, 'import', payload.records, { strict, limits });
+    sendIngestAnswer(res, { accepted: result.imported + result.deduplicated, rejected: result.rejected, strict, legacy: true, verbose: payload.verbose });
+  };
+
+  const json = async (req: Request, res: Response, projectId: number, strict: boolean) => {
+    const kind = bodyKindOf(req);
+    const gzip = contentEncodingOf(req) === 'gzip';
+    const body = await readRawBody(req, payloadLimits.maxBytes);
+    const now = Date.now();
+    const input: PrepareInput = { body, gzip, ndjson: kind === 'ndjson', ...payloadLimits, validate: { strict, limits, now } };
+    const prepared: PreparedBatch = body.length >= config.INGEST_WORKER_MIN_BYTES ? await pool.prepare(input) : prepareEventBatch(input);
+    limiter.consume(projectId, prepared.received);
+    const stored = await storeEventRows(deps.db, projectId, 'import', prepared.rows, now);
+    sendIngestAnswer(res, { accepted: stored.imported + stored.deduplicated, rejected: prepared.rejected, strict, legacy: false, verbose: false });
+  };
 
   const handle = async (req: Request, res: Response) => {
     markLegacy(req, res);
     const { project } = await writeAccess(deps, req);
-    const payload = await readIngestPayload(req, { maxBytes: deps.config.IMPORT_MAX_BYTES, maxRecords: deps.config.IMPORT_MAX_EVENTS });
-    limiter.consume(project.id, payload.records.length);
     const strict = flag(req.query.strict);
-    const result = await ingestEvents(deps.db, project.id, 'import', payload.records, { strict, limits });
-    sendIngestAnswer(res, {
-      accepted: result.imported + result.deduplicated,
-      rejected: result.rejected,
-      strict,
-      legacy: payload.legacy,
-      verbose: payload.verbose,
-    });
+    if (isLegacyRequest(req)) await legacy(req, res, project.id, strict);
+    else await json(req, res, project.id, strict);
   };
 
   app.post('/import', surface('ingest'), handle);

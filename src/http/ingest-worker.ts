@@ -1,0 +1,19 @@
+/** Worker-thread entry of the ingest pool: prepares /import batches (see events-prepare.ts). */
+import { parentPort } from 'node:worker_threads';
+import { prepareEventBatch, type PrepareInput } from '../ingest/events-prepare.js';
+import { ValidationError } from '../lib/errors.js';
+
+const port = parentPort!;
+port.on('message', (msg: { id: number; input: PrepareInput }) => {
+  try {
+    port.postMessage({ id: msg.id, ok: true, result: prepareEventBatch(msg.input) });
+  } catch (err) {
+    const known = err instanceof ValidationError;
+    port.postMessage({
+      id: msg.id,
+      ok: false,
+      error: known ? { status: err.status, message: err.message, details: err.details } : { status: 500, message: String(err) },
+    });
+  }
+});
+port.postMessage({ ready: true });
