@@ -1,0 +1,139 @@
+/**
+ * The Snowflake warehouse source, through the official snowflake-sdk. One session per connector
+ * (opened on first use, closed by `close()`); every read is one statement whose result is
+ * streamed with `statement.streamRows()`: the driver downloads result chunks only as the consumer
+ * pulls rows, so memory stays flat however large the table.
+ */
+import type { Connection, RowStatement } from 'snowflake-sdk';
+import { WarehouseError, type ColumnInfo, type ConnectorContext, type ReadSpec, type Row, type TableRef, type WarehouseConnector } from '../warehouse.js';
+import { cancelledError, closeConnection, executeStatement, openConnection, translateError } from './snowflake-driver.js';
+import type { SnowflakeConnectOptions } from './snowflake-options.js';
+import { buildCountSql, buildReadSql, describeSql } from './snowflake-sql.js';
+import { rowBuilder, type ColumnMeta } from './snowflake-values.js';
+
+export interface SnowflakeConnectorOptions {
+  connect: SnowflakeConnectOptions;
+  connectTimeoutMs: number;
+  /** Set when the stored access_url is no longer allowed by the operator: every call fails with it. */
+  refused?: string;
+}
+
+export class SnowflakeConnector implements WarehouseConnector {
+  readonly type = 'snowflake' as const;
+  private session: Promise<Connection> | undefined;
+  private readonly schemas = new Map<string, Promise<ColumnInfo[]>>();
+
+  constructor(private readonly options: SnowflakeConnectorOptions) {}
+
+  /**
+   * Logs in and checks the session is usable for reading: a warehouse must be active (Snowflake
+   * only notices a missing or unusable warehouse at the first real query, so say it now).
+   */
+  async test(): Promise<void> {
+    const conn = await this.connection();
+    const stmt = await executeStatement(conn, 'SELECT CURRENT_WAREHOUSE() AS "warehouse", CURRENT_ROLE() AS "role"', []);
+    const rows = await collect(stmt);
+    const warehouse = rows[0]?.[0];
+    if (warehouse === null || warehouse === undefined) {
+      const asked = this.options.connect.warehouse;
+      throw new WarehouseError(
+        asked
+          ? `Snowflake warehouse ${JSON.stringify(asked)} does not exist or the role cannot use it (GRANT USAGE ON WAREHOUSE … TO ROLE …)`
+          : 'no Snowflake warehouse is active for this user: set `warehouse` on the source, or give the user a DEFAULT_WAREHOUSE',
+      );
+    }
+  }
+
+  async describe(source: TableRef, signal?: AbortSignal): Promise<ColumnInfo[]> {
+    const key = JSON.stringify(source);
+    let pending = this.schemas.get(key);
+    if (!pending) {
+      pending = this.describeUncached(source, signal);
+      this.schemas.set(key, pending);
+      pending.catch(() => this.schemas.delete(key));
+    }
+    return pending;
+  }
+
+  private async describeUncached(source: TableRef, signal?: AbortSignal): Promise<ColumnInfo[]> {
+    const stmt = await this.run(describeSql(source), [], signal);
+    return (stmt.getColumns() ?? []).map((c) => ({ name: c.getName(), type: c.getType().toLowerCase(), nullable: c.isNullable() }));
+  }
+
+  async *stream(spec: ReadSpec, ctx: ConnectorContext): AsyncIterable<Row> {
+    if (ctx.signal.aborted) throw cancelledError();
+    const columns = await this.describe(spec.source, ctx.signal);
+    const { sqlText, binds } = buildReadSql(spec, columns);
+    const started = Date.now();
+    const stmt = await this.run(sqlText, binds, ctx.signal);
+    const meta: ColumnMeta[] = (stmt.getColumns() ?? []).map((c) => ({ name: c.getName(), type: c.getType().toLowerCase(), scale: c.getScale() ?? 0 }));
+    const build = rowBuilder(meta);
+    ctx.log.info({ queryId: stmt.getQueryId(), rows: stmt.getNumRows(), executeMs: Date.now() - started }, 'snowflake query done; streaming rows');
+
+    const rows = stmt.streamRows();
+    const onAbort = () => {
+      stmt.cancel(() => {});
+      rows.destroy(cancelledError());
+    };
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      for await (const values of rows) yield build(values as unknown[]);
+    } catch (err) {
+      throw ctx.signal.aborted ? cancelledError() : translateError(err, 'query');
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+      // The consumer stopped early (break, error): stop downloading chunks.
+      if (!rows.destroyed) rows.destroy();
+    }
+  }
+
+  /** Rows `stream(spec)` would yield (one `SELECT COUNT(*)` over the same query; for progress). */
+  async count(spec: ReadSpec, ctx: ConnectorContext): Promise<number> {
+    const columns = await this.describe(spec.source, ctx.signal);
+    const { sqlText, binds } = buildCountSql(spec, columns);
+    const rows = await collect(await this.run(sqlText, binds, ctx.signal));
+    return Number(rows[0]?.[0] ?? 0);
+  }
+
+  async close(): Promise<void> {
+    const session = this.session;
+    this.session = undefined;
+    this.schemas.clear();
+    if (!session) return;
+    const conn = await session.catch(() => undefined);
+    if (conn) await closeConnection(conn);
+  }
+
+  private async run(sqlText: string, binds: (string | number)[], signal?: AbortSignal): Promise<RowStatement> {
+    const conn = await this.connection();
+    return executeStatement(conn, sqlText, binds, signal);
+  }
+
+  /** The session, opened on first use and again after Snowflake dropped it. */
+  private async connection(): Promise<Connection> {
+    if (this.options.refused) throw new WarehouseError(this.options.refused);
+    if (this.session) {
+      const conn = await this.session.catch(() => undefined);
+      if (conn?.isUp()) return conn;
+      this.session = undefined;
+    }
+    const opening = openConnection(this.options.connect, this.options.connectTimeoutMs);
+    this.session = opening;
+    opening.catch(() => {
+      if (this.session === opening) this.session = undefined;
+    });
+    return opening;
+  }
+}
+
+/** All rows of a small result (array mode). */
+function collect(stmt: RowStatement): Promise<unknown[][]> {
+  return new Promise((resolve, reject) => {
+    const out: unknown[][] = [];
+    stmt
+      .streamRows()
+      .on('data', (r: unknown[]) => out.push(r))
+      .on('end', () => resolve(out))
+      .on('error', (err: unknown) => reject(translateError(err, 'query')));
+  });
+}
