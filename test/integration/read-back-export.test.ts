@@ -136,6 +136,34 @@ describe.each(dbKinds())('GET /api/2.0/export on %s', (kind) => {
     expect(got[1]!.properties).not.toHaveProperty('song_id.year');
   });
 
+  it('enriches from a table created, mapped and filled through the lookup-table APIs', async () => {
+    const d = await seedProject(t.db); // owner
+    await ingestEvents(t.db, d.id, 'import', [
+      { event: 'buy', properties: { time: T('2024-03-01T10:00:00Z'), distinct_id: 'u', $insert_id: 'buy-1', item: 'sku-1' } },
+      { event: 'buy', properties: { time: T('2024-03-01T11:00:00Z'), distinct_id: 'u', $insert_id: 'buy-2', item: 'sku-9' } },
+    ]);
+    const created = await fetch(`${app.url}/api/app/projects/${d.id}/lookup-tables`, {
+      method: 'POST',
+      headers: { authorization: d.basic, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'items', mapped_property: 'item' }),
+    });
+    expect(created.status).toBe(200);
+    const { results } = (await created.json()) as { results: { id: number } };
+    const put = await fetch(`${app.url}/lookup-tables/${results.id}?project_id=${d.id}`, {
+      method: 'PUT',
+      headers: { authorization: d.basic, 'content-type': 'text/csv' },
+      body: 'item,color,price\nsku-1,red,9.5\nsku-2,blue,3\n',
+    });
+    expect(put.status).toBe(200);
+    const got = lines((await get(exportUrl(d), d.basic)).text);
+    expect(got.map((l) => l.properties)).toEqual([
+      { time: T('2024-03-01T10:00:00Z') / 1000, distinct_id: 'u', $insert_id: 'buy-1', item: 'sku-1', 'item.color': 'red', 'item.price': 9.5 },
+      { time: T('2024-03-01T11:00:00Z') / 1000, distinct_id: 'u', $insert_id: 'buy-2', item: 'sku-9' },
+    ]);
+    const red = lines((await get(exportUrl(d, { where: 'properties["item.color"] == "red"' }), d.basic)).text);
+    expect(red.map((l) => l.properties.$insert_id)).toEqual(['buy-1']);
+  });
+
   it('keeps projects apart: 401 without credentials, 403 on another project, the project secret alone finds its project', async () => {
     expect((await get(exportUrl(a))).status).toBe(401);
     expect((await get(exportUrl(a), basicAuth('nobody', 'wrong'))).status).toBe(401);
