@@ -409,7 +409,7 @@ export async function startSnowflakeStandin(options: StandinOptions): Promise<St
       if (req.headers['x-amz-server-side-encryption-customer-key'] !== query.result.qrmk) return send(400, { message: 'missing or wrong SSE-C key' });
       stats.chunkRequests.push({ queryId: query.id, index, at: Date.now() });
       const start = Math.min(inlineRows, query.result.total) + index * chunkRows;
-      const gz = zlib.gzipSync(Buffer.from(rowsOf(query.result, start, chunkRows).join(',')));
+      const gz = zlib.gzipSync(Buffer.from(rowsOf(query.result, start, chunkRows).join(',')), { level: 1 });
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-encoding': 'gzip', 'content-length': gz.length });
       res.end(gz);
       return;
