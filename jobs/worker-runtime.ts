@@ -121,6 +121,9 @@ export class WorkerRuntime {
       throw new Error(`no handler for '${name}' in this worker`);
     }
 
+    // A fetch already in flight when close() began can still hand us a job: give it straight back.
+    if (this.shutdown.signal.aborted) return this.handBack(queue, job, token, log);
+
     const key = `${queue}/${job.id}`;
     const own = new AbortController();
     this.running.set(key, own);
