@@ -92,8 +92,9 @@ describe.each(dbKinds())('read-back queries on %s', (kind) => {
       expect((await get(url(b), b.basic)).json()).toEqual(['b_event']);
       expect((await get(url(b), a.basic)).status).toBe(403);
       expect((await get(url(a))).status).toBe(401);
-      for (const bad of [{ limit: 0 }, { limit: 'x' }, { type: 'weird' }]) {
-        const res = await get(url(a, bad as Record<string, string | number>), a.basic);
+      const bads: Record<string, string | number>[] = [{ limit: 0 }, { limit: 'x' }, { type: 'weird' }];
+      for (const bad of bads) {
+        const res = await get(url(a, bad), a.basic);
         expect(res.status).toBe(400);
         expect(res.json()).toMatchObject({ code: 400, status: 'Bad Request' });
       }
