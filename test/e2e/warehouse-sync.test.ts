@@ -79,12 +79,12 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
 
     beforeAll(async () => {
       t = await createTestDb(kind);
-      app = await startTestApp(t.db);
+      src = await fixture.create();
+      app = await startTestApp(t.db, src.serverConfig);
       redis = redisConnection(app.config.REDIS_URL);
       worker = await startInProcessWorker(t.db, app.config, redis, { queueNames: ['warehouse-sync'] });
       p = await seedProject(t.db);
       api = { url: app.url, basic: p.basic, projectId: p.id };
-      src = await fixture.create();
       await src.createTable({ name: 'events_src', columns: EVENT_COLUMNS });
       await src.insertRows('events_src', [...goodRows, ...badRows]);
     });

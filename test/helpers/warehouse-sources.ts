@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { createSnowflakeFixture } from '../snowflake-standin/standin-fixture.js';
 import { withSearchPath } from './db.js';
 
 export type ColumnType = 'text' | 'integer' | 'real' | 'timestamp' | 'json' | 'boolean';
@@ -37,6 +38,8 @@ export interface WarehouseSourceHandle {
   /** Runs a statement in the source's own SQL (setup that has no portable form). */
   exec(sql: string): Promise<void>;
   cleanup(): Promise<void>;
+  /** Additive: server config the app and worker need to reach this source (e.g. an allowed access URL). */
+  serverConfig?: Record<string, string | number>;
 }
 
 export interface WarehouseSourceFixture {
@@ -163,8 +166,64 @@ export const postgresSourceFixture: WarehouseSourceFixture = {
   },
 };
 
+const SNOWFLAKE_TYPES: Record<ColumnType, string> = {
+  text: 'VARCHAR',
+  integer: 'NUMBER(38,0)',
+  real: 'FLOAT',
+  timestamp: 'TIMESTAMP_NTZ',
+  json: 'VARIANT',
+  boolean: 'BOOLEAN',
+};
+
+/**
+ * Snowflake through the real snowflake-sdk, against the protocol stand-in (test/snowflake-standin)
+ * whose tables live in a SQLite file with Snowflake column types. `exec` runs SQLite SQL on that
+ * file; the stand-in's origin must be allowed as access_url, hence `serverConfig`.
+ */
+export const snowflakeSourceFixture: WarehouseSourceFixture = {
+  type: 'snowflake',
+  available: () => true,
+  async create() {
+    const fx = await createSnowflakeFixture({ inlineRows: 2, chunkRows: 3 });
+    const types = new Map<string, Map<string, ColumnType>>();
+    const cell = (type: ColumnType | undefined, v: unknown) => {
+      if (v === null || v === undefined) return null;
+      if (v instanceof Date) return v.toISOString();
+      if (type === 'json') return JSON.stringify(v);
+      if (typeof v === 'boolean') return v ? 1 : 0;
+      return v;
+    };
+    return {
+      type: 'snowflake',
+      serverConfig: fx.serverConfig,
+      sourceBody: (name = 'snowflake warehouse') => ({ type: 'snowflake', name, config: fx.sourceConfig() }),
+      tableRef: (t) => `ANALYTICS.PUBLIC.${t}`,
+      async createTable(spec) {
+        types.set(spec.name, new Map(spec.columns.map((c) => [c.name, c.type])));
+        const cols = spec.columns.map((c) => `${quote(c.name)} ${SNOWFLAKE_TYPES[c.type]}${c.notNull ? ' NOT NULL' : ''}`);
+        fx.db.exec(`CREATE TABLE ${quote(spec.name)} (${cols.join(', ')})`);
+      },
+      async insertRows(table, rows) {
+        if (rows.length === 0) return;
+        const colTypes = types.get(table)!;
+        const names = [...colTypes.keys()];
+        const stmt = fx.db.prepare(`INSERT INTO ${quote(table)} (${names.map(quote).join(', ')}) VALUES (${names.map(() => '?').join(', ')})`);
+        fx.db.transaction(() => {
+          for (const r of rows) stmt.run(...names.map((n) => cell(colTypes.get(n), r[n])));
+        })();
+      },
+      async exec(sql) {
+        fx.db.exec(sql);
+      },
+      async cleanup() {
+        await fx.close();
+      },
+    };
+  },
+};
+
 /** Every source fixture; a new source type adds itself here. */
-export const warehouseSourceFixtures: WarehouseSourceFixture[] = [sqliteSourceFixture, postgresSourceFixture];
+export const warehouseSourceFixtures: WarehouseSourceFixture[] = [sqliteSourceFixture, postgresSourceFixture, snowflakeSourceFixture];
 
 export function availableWarehouseSources(): WarehouseSourceFixture[] {
   return warehouseSourceFixtures.filter((f) => f.available());
