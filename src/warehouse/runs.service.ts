@@ -29,7 +29,7 @@ export interface TriggerOutcome {
   run: SyncRun;
   /** false: an existing run was returned (already active, or the slot already fired). */
   created: boolean;
-  /** Scheduled only: why the slot did not start a sync. */
+  /** Scheduled only: why the slot did not start a sync (set for the trigger that recorded the skip). */
   skipped?: string;
 }
 
@@ -98,7 +98,7 @@ export async function triggerRun(deps: TriggerDeps, imp: WarehouseImport, trigge
       }
       const reason = `skipped: the previous sync (run ${active.id}) was still ${active.status.toLowerCase()}`;
       const skipId = crypto.randomUUID();
-      await insertRunIfFree(deps.db, {
+      const recordedHere = await insertRunIfFree(deps.db, {
         id: skipId,
         importId: imp.id,
         projectId: imp.projectId,
@@ -111,7 +111,8 @@ export async function triggerRun(deps: TriggerDeps, imp: WarehouseImport, trigge
         now,
       });
       const recorded = await findSlotRun(deps.db, imp.id, slot);
-      if (recorded) return { run: recorded, created: false, skipped: reason };
+      // `skipped` only for the scheduler whose row recorded the skip; another one just finds the slot taken.
+      if (recorded) return { run: recorded, created: false, skipped: recordedHere ? reason : undefined };
     }
     // The active run finished between our insert and our look-up: try again.
   }

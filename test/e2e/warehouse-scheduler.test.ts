@@ -1,0 +1,105 @@
+/**
+ * Two scheduler PROCESSES on one database and Redis, an import on a seconds-level cron (every
+ * second stands in for "every minute"): every slot gets exactly one run row — each slot is attempted by
+ * both processes and only one of them creates it — and a paused import stops getting runs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedProject } from '../helpers/accounts.js';
+import { startTestApp, TEST_SECRETS_KEY, type TestApp } from '../helpers/app.js';
+import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { spawnBin, type Spawned } from '../helpers/spawn.js';
+import { sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
+import { call, createSourceAndImport, type Api } from '../helpers/warehouse.js';
+
+const EVERY_MS = 1000;
+
+interface SlotLine {
+  slot: string;
+  outcome: string;
+}
+
+function slotLines(output: string, importId: number): SlotLine[] {
+  return output
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { msg?: string; importId?: number; slot?: string; outcome?: string })
+    .filter((l) => l.importId === importId && l.msg?.startsWith('scheduler: slot'))
+    .map((l) => ({ slot: l.slot!, outcome: l.outcome! }));
+}
+
+describe.each(dbKinds())('two schedulers on %s', (kind) => {
+  let t: TestDb;
+  let app: TestApp;
+  let src: WarehouseSourceHandle;
+  const procs: Spawned[] = [];
+
+  beforeAll(async () => {
+    t = await createTestDb(kind);
+    app = await startTestApp(t.db);
+    src = await sqliteSourceFixture.create();
+    await src.createTable({ name: 'ev', columns: [{ name: 'ts', type: 'timestamp', notNull: true }, { name: 'u', type: 'text' }] });
+  });
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => p.kill('SIGKILL')));
+    await app?.queues.queues['warehouse-sync'].obliterate({ force: true });
+    await app?.close();
+    await src?.cleanup();
+    await t?.destroy();
+  });
+
+  it('fire every slot exactly once, and skip a paused import', async () => {
+    const p = await seedProject(t.db);
+    const api: Api = { url: app.url, basic: p.basic, projectId: p.id };
+    const { importId } = await createSourceAndImport(api, src.sourceBody(), {
+      import_type: 'events',
+      table_params: { table: 'ev' },
+      sync_mode: 'full_sync',
+      schedule: '* * * * * *',
+      event_name: 'e',
+      time_column_name: 'ts',
+      user_column_name: 'u',
+    });
+    const env = {
+      DATABASE_URL: t.url,
+      REDIS_URL: app.config.REDIS_URL,
+      QUEUE_PREFIX: app.config.QUEUE_PREFIX,
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      SCHEDULER_REFRESH_SEC: '0.5',
+      LOG_LEVEL: 'info',
+    };
+    procs.push(spawnBin('scheduler', env), spawnBin('scheduler', env));
+    await Promise.all(procs.map((s) => s.waitFor(/"msg":"scheduler started"/, 30_000)));
+    const bothUp = Date.now();
+    await new Promise((r) => setTimeout(r, 6.5 * EVERY_MS));
+
+    const paused = await call(api, 'PATCH', `/imports/${importId}`, { paused: true });
+    expect(paused.status).toBe(200);
+    const pausedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 2.5 * EVERY_MS));
+    await Promise.all(procs.map((s) => s.kill('SIGTERM')));
+
+    const runs = await t.db('sync_runs').where({ import_id: importId }).orderBy('slot');
+    const slots = runs.map((r) => Number(r.slot));
+    // One row per slot, one slot per second with no gap, none after the pause took effect.
+    expect(new Set(slots).size).toBe(slots.length);
+    expect(slots.length).toBeGreaterThanOrEqual(6);
+    for (let i = 1; i < slots.length; i++) expect(slots[i]! - slots[i - 1]!).toBe(EVERY_MS);
+    expect(slots[slots.length - 1]!).toBeLessThanOrEqual(pausedAt + 1000);
+    expect(runs.every((r) => r.trigger === 'scheduled')).toBe(true);
+    // The first slot queued a run; later slots found it still queued (no worker here) and were
+    // recorded as skipped, so history shows every slot.
+    expect(runs[0]!.status).toBe('QUEUED');
+    for (const r of runs.slice(1)) expect([r.status, r.error]).toEqual(['CANCELLED', expect.stringMatching(/^skipped: the previous sync/)]);
+
+    // Both processes attempted each slot they were both up for; exactly one of them wrote it.
+    const [a, b] = procs.map((s) => slotLines(s.output(), importId));
+    const shared = runs.filter((r) => Number(r.slot) > bothUp).map((r) => new Date(Number(r.slot)).toISOString());
+    expect(shared.length).toBeGreaterThanOrEqual(5);
+    for (const slot of shared) {
+      const outcomes = [...a!, ...b!].filter((l) => l.slot === slot).map((l) => l.outcome).sort();
+      expect(outcomes, slot).toHaveLength(2);
+      expect(outcomes.filter((o) => o === 'taken'), slot).toHaveLength(1);
+      expect(['created', 'skipped']).toContain(outcomes.find((o) => o !== 'taken'));
+    }
+  });
+});
