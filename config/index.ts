@@ -81,6 +81,8 @@ export const configSchema = z.object({
   MIGRATION_HTTP_RETRIES: int(6),
   /** First backoff of those retries, doubled each time (capped at 60 s); Retry-After wins when sent. */
   MIGRATION_RETRY_BASE_MS: int(1000),
+  /** Worker threads that decode migration archives beside the writer (0: decode inline on the job's thread). */
+  MIGRATION_DECODE_THREADS: int(2),
 
   /** Largest experiments API request body in bytes (after gzip); larger ones get 413. */
   EXPERIMENTS_MAX_BODY_BYTES: int(1024 * 1024),
