@@ -92,14 +92,23 @@ const SQLITE_INSERT = 'INSERT INTO lookup_rows (lookup_table_id, key, properties
 const statements = new WeakMap<Database.Database, Database.Statement>();
 
 /** Replaces all rows of a table; call inside a transaction so readers never see it half done. */
-export async function replaceLookupRows(db: DbOrTrx, tableId: number, rows: readonly LookupRowJson[], now: number): Promise<void> {
+export async function replaceLookupRows(db: DbOrTrx, tableId: number, rows: Iterable<LookupRowJson>, now: number): Promise<void> {
   await db('lookup_rows').where({ lookup_table_id: tableId }).delete();
   if (dialect(db) === 'postgres') {
-    for (let i = 0; i < rows.length; i += PG_CHUNK) {
-      const part = rows.slice(i, i + PG_CHUNK);
-      await db.raw(PG_INSERT, [tableId, part.map((r) => r[0]), part.map((r) => r[1])]);
+    let keys: string[] = [];
+    let props: string[] = [];
+    const flush = async () => {
+      if (keys.length > 0) await db.raw(PG_INSERT, [tableId, keys, props]);
+      keys = [];
+      props = [];
+    };
+    for (const [key, json] of rows) {
+      keys.push(key);
+      props.push(json);
+      if (keys.length === PG_CHUNK) await flush();
     }
-  } else if (rows.length > 0) {
+    await flush();
+  } else {
     const conn = (await db.client.acquireConnection()) as Database.Database;
     try {
       let stmt = statements.get(conn);

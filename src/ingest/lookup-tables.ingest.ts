@@ -12,6 +12,7 @@ import { buildLookupRow, checkHeader } from '../domain/lookup-csv.js';
 import type { Db } from '../db/knex.js';
 import { findLookupTable, replaceLookupRows, type LookupRowJson } from '../db/lookup-tables.repo.js';
 import { NotFoundError, ValidationError } from '../lib/errors.js';
+import { Utf8Arena } from '../lib/utf8-arena.js';
 
 /** Longest CSV record (characters); a longer one is a 400 rather than a slow parse. */
 export const MAX_RECORD_CHARS = 256 * 1024;
@@ -26,24 +27,38 @@ export interface FailedRow {
 }
 
 interface Parsed {
-  rows: LookupRowJson[];
+  /** Every key, in row order, with its row index (first occurrence). */
+  keys: Map<string, number>;
+  /** The properties JSON of each row, parallel to `keys` (kept only while no row has failed). */
+  jsons: Utf8Arena;
   failed: FailedRow[];
   failedCount: number;
   headerError?: string;
 }
 
-function toIterable(csv: AsyncIterable<Buffer | string> | Buffer | string): AsyncIterable<Buffer | string> | Iterable<Buffer | string> {
-  return typeof csv === 'string' || Buffer.isBuffer(csv) ? [csv] : csv;
+const FEED_CHUNK = 64 * 1024;
+
+/**
+ * The input as modest chunks: csv-parse emits every record of a chunk at once, ignoring
+ * backpressure, so one whole-file chunk would hold all its records in memory together.
+ */
+function* sliced(whole: Buffer): Generator<Buffer> {
+  for (let i = 0; i < whole.length; i += FEED_CHUNK) yield whole.subarray(i, i + FEED_CHUNK);
+}
+
+function toIterable(csv: AsyncIterable<Buffer | string> | Buffer | string): AsyncIterable<Buffer | string> | Iterable<Buffer> {
+  if (typeof csv === 'string') return sliced(Buffer.from(csv, 'utf8'));
+  return Buffer.isBuffer(csv) ? sliced(csv) : csv;
 }
 
 async function parseCsv(csv: AsyncIterable<Buffer | string> | Buffer | string): Promise<Parsed> {
-  const out: Parsed = { rows: [], failed: [], failedCount: 0 };
+  const out: Parsed = { keys: new Map(), jsons: new Utf8Arena(), failed: [], failedCount: 0 };
   const fail = (index: number, message: string) => {
     out.failedCount += 1;
     if (out.failed.length < MAX_FAILED_RECORDS) out.failed.push({ index, message });
   };
   let header: string[] | undefined;
-  const keys = new Map<string, number>();
+  const keys = out.keys;
   let index = 0;
 
   // Counted as the parser produces records (not as the sink consumes them): a syntax error can
@@ -87,7 +102,7 @@ async function parseCsv(csv: AsyncIterable<Buffer | string> | Buffer | string): 
         }
         keys.set(row.key, rowIndex);
         // Once a row has failed nothing will be written, so stop keeping rows.
-        if (out.failedCount === 0) out.rows.push([row.key, JSON.stringify(row.properties)]);
+        if (out.failedCount === 0) out.jsons.push(JSON.stringify(row.properties));
       }
     });
   } catch (err) {
@@ -102,6 +117,12 @@ async function parseCsv(csv: AsyncIterable<Buffer | string> | Buffer | string): 
   }
   if (header === undefined && !out.headerError) out.headerError = checkHeader([]);
   return out;
+}
+
+/** The parsed rows as (key, properties JSON) pairs, decoded one at a time as they are written. */
+function* rowsOf(parsed: Parsed): Generator<LookupRowJson> {
+  let i = 0;
+  for (const key of parsed.keys.keys()) yield [key, parsed.jsons.get(i++)];
 }
 
 /**
@@ -126,7 +147,7 @@ export async function replaceLookupTable(
   await db.transaction(async (trx) => {
     // The table may have been deleted while the CSV streamed in.
     if (!(await findLookupTable(trx, lookupTableId))) throw new NotFoundError(`lookup table ${lookupTableId} not found`);
-    await replaceLookupRows(trx, lookupTableId, parsed.rows, Date.now());
+    await replaceLookupRows(trx, lookupTableId, rowsOf(parsed), Date.now());
   });
-  return { rows: parsed.rows.length };
+  return { rows: parsed.jsons.length };
 }

@@ -55,6 +55,19 @@ describe.each(dbKinds())('lookup table write path on %s', (kind) => {
     expect(rows.find((r) => r.key === 'k42')).toEqual({ key: 'k42', properties: { v: 42 } });
   });
 
+  it('decodes UTF-8 split across chunk boundaries', async () => {
+    const text = Buffer.from('id,name\nz1,Zürich ✓ 東京 🎉\nz2,"naïve, ""quoted"""\n', 'utf8');
+    async function* bytes() {
+      for (let i = 0; i < text.length; i += 3) yield text.subarray(i, i + 3);
+    }
+    const other = await insertLookupTable(t.db, { projectId: table.projectId, name: 'utf8', mappedProperty: null, now: 1 });
+    await replaceLookupTable(t.db, other.id, bytes());
+    expect(await listLookupRows(t.db, other.id)).toEqual([
+      { key: 'z1', properties: { name: 'Zürich ✓ 東京 🎉' } },
+      { key: 'z2', properties: { name: 'naïve, "quoted"' } },
+    ]);
+  });
+
   it('is all-or-nothing: any bad row rejects the whole CSV with failed_records and changes nothing', async () => {
     await replaceLookupTable(t.db, table.id, GOOD);
     const before = await listLookupRows(t.db, table.id);
