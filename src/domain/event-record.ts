@@ -67,6 +67,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 // NUL cannot be stored in a Postgres text or jsonb value, and an unpaired surrogate is not
 // Unicode (SQLite would silently replace it, Postgres refuses it): such a record is rejected on
 // both databases alike rather than failing a whole batch at write time.
+// eslint-disable-next-line no-control-regex -- finding NUL is the point
 const SUSPECT_CHARS = /[\u0000\ud800-\udfff]/;
 
 /** A string the databases cannot store faithfully. */
