@@ -57,6 +57,31 @@ export async function lockProfileKeys(db: DbOrTrx, kind: ProfileKind, projectId:
   await db.raw('SELECT pg_advisory_xact_lock(?::int, s) FROM unnest(?::int[]) AS s', [TABLES[kind].lockSpace, stripes]);
 }
 
+const PG_CHUNK = 5000;
+
+/** Postgres: one statement per chunk, the ids as arrays (unnest) rather than thousands of parameters. */
+function pgLoadSql(kind: ProfileKind): string {
+  const { table, cols } = TABLES[kind];
+  const u = cols.map((_, i) => `c${i}`);
+  return (
+    `SELECT ${cols.map((c) => `t.${c}`).join(', ')}, t.properties, t.property_times FROM ${table} t ` +
+    `JOIN unnest(${cols.map(() => '?::text[]').join(', ')}) AS u(${u.join(', ')}) ON ${cols.map((c, i) => `t.${c} = u.${u[i]}`).join(' AND ')} ` +
+    'WHERE t.project_id = ?'
+  );
+}
+
+function pgUpsertSql(kind: ProfileKind): string {
+  const { table, cols } = TABLES[kind];
+  const u = cols.map((_, i) => `c${i}`);
+  return (
+    `INSERT INTO ${table} (project_id, ${cols.join(', ')}, properties, property_times, updated_at) ` +
+    `SELECT ?::int, ${u.join(', ')}, p::jsonb, t::jsonb, ?::bigint ` +
+    `FROM unnest(${cols.map(() => '?::text[]').join(', ')}, ?::text[], ?::text[]) AS u(${u.join(', ')}, p, t) ` +
+    `ON CONFLICT (project_id, ${cols.join(', ')}) DO UPDATE SET ` +
+    'properties = excluded.properties, property_times = excluded.property_times, updated_at = excluded.updated_at'
+  );
+}
+
 function stateOf(row: Record<string, unknown>): ProfileState {
   return {
     properties: parseJson<Record<string, unknown>>(row.properties) ?? {},
@@ -74,6 +99,13 @@ export async function loadProfileStates(
   const { table, cols } = TABLES[kind];
   const out = new Map<string, ProfileState>();
   const unique = [...new Map(keys.map((k) => [profileKeyString(k), k])).values()];
+  if (dialect(db) === 'postgres') {
+    for (const part of chunks(unique, PG_CHUNK)) {
+      const res = await db.raw(pgLoadSql(kind), [...cols.map((_, i) => part.map((k) => idsOf(k)[i]!)), projectId]);
+      for (const row of (res as { rows: Record<string, unknown>[] }).rows) out.set(cols.map((c) => row[c] as string).join('\u0000'), stateOf(row));
+    }
+    return out;
+  }
   for (const part of chunks(unique, READ_CHUNK)) {
     const query = db(table)
       .select(...cols, 'properties', 'property_times')
@@ -108,6 +140,18 @@ export async function writeProfileStates(
     const q = db(table).where('project_id', projectId);
     if (kind === 'user') await q.whereIn('distinct_id', part.map((w) => idsOf(w.key)[0]!)).delete();
     else await q.whereIn([...cols], part.map((w) => idsOf(w.key))).delete();
+  }
+  if (dialect(db) === 'postgres') {
+    for (const part of chunks(upserts, PG_CHUNK)) {
+      await db.raw(pgUpsertSql(kind), [
+        projectId,
+        now,
+        ...cols.map((_, i) => part.map((w) => idsOf(w.key)[i]!)),
+        part.map((w) => toJson(w.state!.properties)),
+        part.map((w) => toJson(w.state!.propertyTimes)),
+      ]);
+    }
+    return;
   }
   for (const part of chunks(upserts, WRITE_CHUNK)) {
     const rows = part.map((w) => {
