@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countArchiveRecords, readArchiveLines } from '../../connectors/amplitude/archive-reader.js';
+import { countArchiveRecords, readArchiveLines, type ReadPosition } from '../../connectors/amplitude/archive-reader.js';
 import { AmplitudeCredentialsError, downloadExport, windowOf, type ExportClientOptions } from '../../connectors/amplitude/export-client.js';
 import { RetryableError } from '../../src/lib/errors.js';
 import { AmplitudeDataset } from '../amplitude-standin/dataset.js';
@@ -24,7 +24,7 @@ function client(over: Partial<ExportClientOptions> = {}): ExportClientOptions {
   return { baseUrl: standin.url, credentials: creds, retry: fast, ...over };
 }
 
-async function allLines(file: string, from?: Parameters<typeof readArchiveLines>[1]['from']) {
+async function allLines(file: string, from?: ReadPosition) {
   const out: { entry: string; line: number; text: string }[] = [];
   for await (const b of readArchiveLines(file, { from, batchLines: 100 })) {
     b.lines.forEach((text, i) => out.push({ entry: b.entry, line: b.firstLine + i, text }));

@@ -1,0 +1,157 @@
+/**
+ * Runs window decoding (window-decoder.ts) on worker threads, so a migration's parsing and
+ * transforming happen beside the writes on the process's own thread instead of between them.
+ *
+ * Threads are kept in a small per-process pool (starting one under tsx costs a second), unref'd
+ * and stopped after a minute idle. Flow control: a thread decodes at most two batches ahead of
+ * the writer, so memory stays bounded whatever the archive's size. When no thread is free, or
+ * threads are off (`MIGRATION_DECODE_THREADS=0`), or a thread dies, decoding happens inline —
+ * threads only ever make a load faster, never fail it (a dead thread fails the attempt, which
+ * resumes from its checkpoint).
+ */
+import { Worker } from 'node:worker_threads';
+import { RetryableError } from '../lib/errors.js';
+import { decodeWindow, type DecodedBatch, type DecodeRequest } from './window-decoder.js';
+
+const IDLE_MS = 60_000;
+/** Batches a thread may decode ahead of the writer. */
+export const DECODE_AHEAD = 2;
+
+export type ToThread = { type: 'decode'; id: number; req: DecodeRequest } | { type: 'credit'; id: number } | { type: 'cancel'; id: number };
+export type FromThread =
+  | { type: 'ready' }
+  | { type: 'batch'; id: number; batch: DecodedBatch }
+  | { type: 'done'; id: number }
+  | { type: 'error'; id: number; message: string };
+
+function spawnThread(): Worker {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return new Worker(new URL('./window-decoder.worker.js', here));
+  // Running from TypeScript sources (tsx, vitest): the thread registers tsx before its entry.
+  const api = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./window-decoder.worker.ts', here).href;
+  return new Worker(`import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
+}
+
+interface Thread {
+  worker: Worker;
+  ready: Promise<boolean>;
+  busy: boolean;
+  dead: boolean;
+  idleTimer?: NodeJS.Timeout;
+}
+
+const pool: Thread[] = [];
+let nextId = 1;
+
+function startThread(): Thread {
+  const worker = spawnThread();
+  worker.unref();
+  const t: Thread = { worker, busy: false, dead: false, ready: Promise.resolve(false) };
+  t.ready = new Promise<boolean>((resolve) => {
+    const onMessage = (msg: FromThread) => {
+      if (msg.type === 'ready') {
+        worker.off('message', onMessage);
+        resolve(true);
+      }
+    };
+    worker.on('message', onMessage);
+    const gone = () => {
+      t.dead = true;
+      const i = pool.indexOf(t);
+      if (i >= 0) pool.splice(i, 1);
+      resolve(false);
+    };
+    worker.once('error', gone);
+    worker.once('exit', gone);
+  });
+  pool.push(t);
+  return t;
+}
+
+async function acquire(max: number): Promise<Thread | undefined> {
+  let t = pool.find((p) => !p.busy && !p.dead);
+  if (!t && pool.length < max) t = startThread();
+  if (!t) return undefined;
+  t.busy = true;
+  clearTimeout(t.idleTimer);
+  if (!(await t.ready)) return undefined;
+  return t;
+}
+
+function release(t: Thread): void {
+  t.busy = false;
+  t.idleTimer = setTimeout(() => void t.worker.terminate(), IDLE_MS);
+  t.idleTimer.unref();
+}
+
+/** Stops every idle thread (tests, shutdown). */
+export async function stopDecoderThreads(): Promise<void> {
+  await Promise.all(pool.splice(0).map((t) => t.worker.terminate()));
+}
+
+/** Decodes a window on a pool thread (at most `maxThreads` of them), or inline. */
+export async function* decodeWindowOffThread(req: DecodeRequest, signal: AbortSignal, maxThreads: number): AsyncGenerator<DecodedBatch> {
+  const t = maxThreads > 0 ? await acquire(maxThreads) : undefined;
+  if (!t) {
+    yield* decodeWindow(req, signal);
+    return;
+  }
+  const id = nextId++;
+  const inbox: FromThread[] = [];
+  let wake: (() => void) | undefined;
+  let failure: Error | undefined;
+  const onMessage = (msg: FromThread) => {
+    if ('id' in msg && msg.id !== id) return;
+    inbox.push(msg);
+    wake?.();
+  };
+  const onGone = () => {
+    failure = new RetryableError('the migration decoder thread died; the day resumes from its checkpoint');
+    wake?.();
+  };
+  const onAbort = () => wake?.();
+  t.worker.on('message', onMessage);
+  t.worker.once('exit', onGone);
+  signal.addEventListener('abort', onAbort, { once: true });
+  let finished = false;
+  try {
+    t.worker.postMessage({ type: 'decode', id, req } satisfies ToThread);
+    for (;;) {
+      signal.throwIfAborted();
+      if (failure) throw failure;
+      const msg = inbox.shift();
+      if (!msg) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        continue;
+      }
+      if (msg.type === 'error') {
+        finished = true;
+        throw new Error(msg.message);
+      }
+      if (msg.type === 'done') {
+        finished = true;
+        return;
+      }
+      if (msg.type === 'batch') {
+        yield msg.batch;
+        t.worker.postMessage({ type: 'credit', id } satisfies ToThread);
+      }
+    }
+  } finally {
+    t.worker.off('message', onMessage);
+    t.worker.off('exit', onGone);
+    signal.removeEventListener('abort', onAbort);
+    if (t.dead) {
+      // nothing to give back
+    } else if (finished) {
+      release(t);
+    } else {
+      // Stopped early (abort, error, consumer gone): the thread may be mid-batch; replace it.
+      const i = pool.indexOf(t);
+      if (i >= 0) pool.splice(i, 1);
+      void t.worker.terminate();
+    }
+  }
+}
