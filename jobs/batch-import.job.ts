@@ -142,7 +142,8 @@ async function stop(step: 'interrupted' | 'superseded', run: BatchImport, ctx: J
     // Another worker moved the checkpoint (this job was re-enqueued while we still ran).
     throw new RetryableError(`batch import ${run.id} was advanced by another worker; this attempt stops`);
   }
-  const line = `interrupted at record ${done} of ${run.recordsTotal} (shutdown); will resume`;
+  const why = ctx.signal.reason instanceof Error ? ctx.signal.reason.message : 'stopped';
+  const line = `interrupted at record ${done} of ${run.recordsTotal} (${why}); will resume`;
   await setBatchImportStatus(ctx.db, run.id, 'queued', { now: Date.now(), expectDone: done, line });
   ctx.log.info({ importId: run.id }, line);
   await ctx.logLine(line);

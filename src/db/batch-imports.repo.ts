@@ -154,7 +154,11 @@ export async function startBatchImport(db: DbOrTrx, id: string, now: number): Pr
  * on SQLite the single writer does). False: someone else moved the checkpoint — roll back.
  */
 export async function claimChunk(trx: DbOrTrx, id: string, from: number, to: number, now: number): Promise<boolean> {
-  const n = await trx(TABLE).where({ id, status: 'running', records_done: from }).update({ records_done: to, updated_at: now });
+  // 'queued' too: a worker that lost its job may have put the run back to queued meanwhile.
+  const n = await trx(TABLE)
+    .where({ id, records_done: from })
+    .whereIn('status', ['queued', 'running'])
+    .update({ records_done: to, status: 'running', updated_at: now });
   return n > 0;
 }
 
