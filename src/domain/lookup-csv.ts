@@ -5,6 +5,9 @@
  * the caller, which sees every row). The other cells are typed by csv-typing.ts. Pure.
  */
 import { typeCell } from './csv-typing.js';
+import { isUnstorableString } from './event-record.js';
+
+const UNSTORABLE = 'contains a NUL character or an unpaired UTF-16 surrogate, which cannot be stored';
 
 /** Width of lookup_rows.key. */
 export const MAX_KEY_LENGTH = 255;
@@ -19,6 +22,7 @@ export function checkHeader(header: readonly string[]): string | undefined {
     if (name === '') return `header column ${i + 1} has no name`;
     if (name.length > MAX_HEADER_LENGTH) return `header column ${i + 1} is longer than ${MAX_HEADER_LENGTH} characters`;
     if (name === '__proto__') return `header column ${i + 1}: '__proto__' is not allowed as a column name`;
+    if (isUnstorableString(name)) return `header column ${i + 1} ${UNSTORABLE}`;
     const first = seen.get(name);
     if (first !== undefined) return `duplicate header '${name}' (columns ${first + 1} and ${i + 1}): header names must be unique`;
     seen.set(name, i);
@@ -36,6 +40,9 @@ export function buildLookupRow(header: readonly string[], cells: readonly string
   const key = cells[0]!;
   if (key === '') return { ok: false, message: `the key ('${header[0]}', the first column) is empty` };
   if (key.length > MAX_KEY_LENGTH) return { ok: false, message: `the key is longer than ${MAX_KEY_LENGTH} characters` };
+  for (let i = 0; i < cells.length; i++) {
+    if (isUnstorableString(cells[i]!)) return { ok: false, message: `the field in column '${header[i]}' ${UNSTORABLE}` };
+  }
   const properties: Record<string, unknown> = {};
   for (let i = 1; i < header.length; i++) {
     const cell = typeCell(cells[i]!);

@@ -3,7 +3,7 @@
  * (group profiles). Pure: any input yields a normalised update or a rejection message, never an
  * exception. Operator semantics (what an update does to a stored profile) live in profile-ops.ts.
  */
-import { normalizeTime } from './event-record.js';
+import { isUnstorableString, normalizeTime } from './event-record.js';
 import type { ProfileOp } from './profile-ops.js';
 
 export type ProfileKind = 'user' | 'group';
@@ -31,6 +31,33 @@ export const GROUP_OPERATIONS = ['$set', '$set_once', '$union', '$remove', '$uns
 /** Column width of distinct_id, group_key and group_id. */
 export const MAX_ID_LENGTH = 255;
 const MAX_PROPERTY_NAME = 255;
+/** Nesting allowed inside a property value (deeper is refused rather than walked). */
+export const MAX_VALUE_DEPTH = 16;
+const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59);
+const UNSTORABLE = 'strings must not contain NUL characters or unpaired UTF-16 surrogates';
+
+/**
+ * Why a value cannot be stored, or undefined: NUL and unpaired surrogates (Postgres refuses
+ * them, SQLite would mangle them) in any key or string, or nesting deeper than MAX_VALUE_DEPTH.
+ */
+function valueProblem(value: unknown, depth = 0): string | undefined {
+  if (typeof value === 'string') return isUnstorableString(value) ? UNSTORABLE : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (depth >= MAX_VALUE_DEPTH) return `values must not be nested more than ${MAX_VALUE_DEPTH} levels deep`;
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const p = valueProblem(v, depth + 1);
+      if (p) return p;
+    }
+    return undefined;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (isUnstorableString(k)) return UNSTORABLE;
+    const p = valueProblem(v, depth + 1);
+    if (p) return p;
+  }
+  return undefined;
+}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -42,16 +69,17 @@ function idOf(value: unknown, field: string): string | { error: string } {
   if (typeof value !== 'string') return { error: `'${field}' is required and must be a string` };
   if (value.length === 0) return { error: `'${field}' must not be empty` };
   if (value.length > MAX_ID_LENGTH) return { error: `'${field}' must be at most ${MAX_ID_LENGTH} characters` };
+  if (isUnstorableString(value)) return { error: `'${field}': ${UNSTORABLE}` };
   return value;
 }
 
 /** `$time`: seconds or milliseconds (below 1e11 is seconds), a numeric string, or an ISO 8601 date. */
 export function parseUpdateTime(value: unknown): number | undefined {
   const numeric = normalizeTime(value);
-  if (numeric !== undefined) return numeric;
+  if (numeric !== undefined) return numeric <= MAX_TIME_MS ? numeric : undefined;
   if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)) {
     const ms = Date.parse(value);
-    return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+    return Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIME_MS ? ms : undefined;
   }
   return undefined;
 }
@@ -62,6 +90,7 @@ function checkNames(names: Iterable<string>, op: string): string | undefined {
     if (name.length > MAX_PROPERTY_NAME) return `${op}: property name '${name.slice(0, 40)}…' is longer than ${MAX_PROPERTY_NAME} characters`;
     // JSON.parse makes "__proto__" an own key; as a property name it is a prototype-pollution hazard.
     if (name === '__proto__') return `${op}: '__proto__' is not allowed as a property name`;
+    if (isUnstorableString(name)) return `${op}: property names: ${UNSTORABLE}`;
   }
   return undefined;
 }
@@ -152,6 +181,8 @@ export function parseProfileUpdate(raw: unknown, kind: ProfileKind, now: number)
     if (!allowed.includes(name)) return fail(`'${name}' is not supported on group profiles (use one of ${GROUP_OPERATIONS.join(', ')})`);
     const op = parseOp(name, value);
     if (typeof op === 'string') return fail(op);
+    const problem = op.op === '$delete' ? undefined : valueProblem(value);
+    if (problem) return fail(`'${name}': ${problem}`);
     ops.push(op);
   }
   if (ops.length === 0) return fail(`update has no operation: use one of ${allowed.join(', ')}`);

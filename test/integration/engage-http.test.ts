@@ -265,6 +265,11 @@ describe.each(dbKinds())('/engage and /groups over HTTP on %s', (kind) => {
     expect([bad.status, await bad.text()]).toEqual([400, '0']);
     const badGzip = await post('/engage', Buffer.from('not gzip'), { 'content-encoding': 'gzip' });
     expect(badGzip.status).toBe(400);
+    const nul = await post('/engage?verbose=1', [{ $token: p.token, $distinct_id: 'nul', $set: { a: 'x\u0000y' } }]);
+    expect(nul.status).toBe(400);
+    expect((await nul.json()).error).toMatch(/NUL/);
+    const surrogate = await post('/groups', `[{"$token":"${p.token}","$group_key":"k","$group_id":"\\ud800","$set":{"a":1}}]`);
+    expect([surrogate.status, await surrogate.text()]).toEqual([400, '0']);
     const noData = await fetch(`${app.url}/engage?verbose=1`);
     expect(noData.status).toBe(400);
     expect((await noData.json()).error).toMatch(/missing 'data'/);

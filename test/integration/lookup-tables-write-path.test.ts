@@ -90,6 +90,8 @@ describe.each(dbKinds())('lookup table write path on %s', (kind) => {
     expect(quote.details?.failed_records).toEqual([{ index: 0, message: expect.stringMatching(/not valid RFC 4180 CSV/) }]);
     const huge = await rejection(replaceLookupTable(t.db, table.id, `id,a\n1,${'x'.repeat(300 * 1024)}\n`));
     expect(huge.details?.failed_records).toEqual([{ index: 0, message: expect.stringMatching(/Max Record Size/) }]);
+    const nul = await rejection(replaceLookupTable(t.db, table.id, 'id,a\n1,x\u0000y\n'));
+    expect(nul.details?.failed_records).toEqual([{ index: 0, message: expect.stringMatching(/line 2: .*NUL/) }]);
     const empty = await rejection(replaceLookupTable(t.db, table.id, ''));
     expect(empty.message).toMatch(/CSV is empty/);
     expect((await listLookupRows(t.db, table.id)).length).toBe(3);

@@ -86,5 +86,8 @@ describe('lookup CSV header and rows', () => {
     expect(buildLookupRow(['id', 'v'], ['', '1'])).toMatchObject({ ok: false, message: /key .* is empty/ });
     expect(buildLookupRow(['id', 'v'], ['x'])).toMatchObject({ ok: false, message: /1 field\(s\) but the header has 2/ });
     expect(buildLookupRow(['id', 'v'], ['x'.repeat(256), '1'])).toMatchObject({ ok: false, message: /longer than 255/ });
+    expect(buildLookupRow(['id', 'v'], ['x', 'a\u0000b'])).toMatchObject({ ok: false, message: /column 'v' contains a NUL/ });
+    expect(buildLookupRow(['id', 'v'], ['\ud800', '1'])).toMatchObject({ ok: false, message: /column 'id' .* unpaired/ });
+    expect(checkHeader(['id', 'v\u0000'])).toMatch(/NUL/);
   });
 });

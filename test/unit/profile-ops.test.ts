@@ -140,6 +140,12 @@ describe('parsing profile updates', () => {
     [{ $distinct_id: 'u', $time: 'later', $set: { a: 1 } }, /'\$time'/],
     [{ $distinct_id: 'u', $set: { '': 1 } }, /must not be empty/],
     [JSON.parse('{"$distinct_id":"u","$set":{"__proto__":{"x":1}}}'), /__proto__/],
+    [{ $distinct_id: 'a\u0000b', $set: { a: 1 } }, /NUL/],
+    [{ $distinct_id: 'u', $set: { a: 'x\u0000' } }, /'\$set': strings must not contain NUL/],
+    [{ $distinct_id: 'u', $union: { l: ['\ud800'] } }, /unpaired/],
+    [{ $distinct_id: 'u', $set: { 'k\udc00': 1 } }, /unpaired/],
+    [{ $distinct_id: 'u', $set: { deep: JSON.parse('['.repeat(20) + ']'.repeat(20)) } }, /nested more than 16/],
+    [{ $distinct_id: 'u', $time: 1e16, $set: { a: 1 } }, /'\$time'/],
   ])('rejects %j with a clear message', (raw, message) => {
     const out = parseProfileUpdate(raw, 'user', now);
     expect(out.ok).toBe(false);
