@@ -1,0 +1,93 @@
+/**
+ * The Snowflake bench's measurements, each run by bench/isolated.ts in its own process (peak RSS
+ * is that process's): `readOnly` streams the table through the connector and discards the rows;
+ * `sync` runs a whole events sync (connector → mapping → the events write path) into a fresh
+ * SQLite store with the warehouse-sync handler, as the worker would.
+ */
+import crypto from 'node:crypto';
+import { configFrom } from '../config/index.js';
+import { createConnector, definitions } from '../connectors/index.js';
+import { runWarehouseSync } from '../jobs/warehouse-sync.handler.js';
+import type { JobContext } from '../jobs/types.js';
+import { createProject } from '../src/accounts/accounts.service.js';
+import { countEvents } from '../src/db/events.repo.js';
+import { createDb } from '../src/db/knex.js';
+import { migrateLatest } from '../src/db/migrate.js';
+import { insertRunIfFree } from '../src/db/sync-runs.repo.js';
+import { silentLogger } from '../src/lib/logger.js';
+import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
+import type { JobQueues } from '../src/queue/queues.js';
+import { createImport } from '../src/warehouse/imports.service.js';
+import { createSource } from '../src/warehouse/sources.service.js';
+
+export interface SnowflakeCaseArgs {
+  rows: number;
+  /** The source config (stand-in access_url included) and the server config allowing it. */
+  sourceConfig: Record<string, unknown>;
+  serverConfig: Record<string, string | number>;
+  table: string;
+  /** sync: the store's SQLite file. */
+  storePath?: string;
+}
+
+export interface SnowflakeCaseResult {
+  rows: number;
+  seconds: number;
+  stored?: number;
+}
+
+export async function readOnly(args: SnowflakeCaseArgs): Promise<SnowflakeCaseResult> {
+  const config = configFrom(args.serverConfig);
+  const c = createConnector('snowflake', definitions.snowflake!.configSchema.parse(args.sourceConfig), config);
+  await c.test();
+  const ctx = { signal: new AbortController().signal, log: silentLogger };
+  const started = process.hrtime.bigint();
+  let n = 0;
+  for await (const _row of c.stream({ source: { table: args.table }, orderBy: ['id'] }, ctx)) n++;
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await c.close();
+  return { rows: n, seconds };
+}
+
+export async function sync(args: SnowflakeCaseArgs): Promise<SnowflakeCaseResult> {
+  const secretsKey = crypto.randomBytes(32).toString('hex');
+  const config = configFrom({ ...args.serverConfig, DATABASE_URL: args.storePath!, SECRETS_KEY: secretsKey, NODE_ENV: 'test', LOG_LEVEL: 'silent' });
+  const db = createDb(config);
+  await migrateLatest(db);
+  const secrets = createSecretBox(secretsKeyFrom(secretsKey));
+  const project = await createProject(db, { name: 'bench' });
+  const source = await createSource({ db, config, secrets }, project.id, { type: 'snowflake', name: 'bench', config: args.sourceConfig });
+  const imp = await createImport({ db, config, secrets }, project.id, {
+    warehouse_source_id: source.id,
+    import_type: 'events',
+    table_params: { table: args.table },
+    sync_mode: 'full_sync',
+    schedule: 'api_only',
+    event_column_name: 'event',
+    time_column_name: 'time',
+    user_column_name: 'user_id',
+    insert_id_column_name: 'insert_id',
+    json_properties_column_name: 'props',
+  });
+  const runId = crypto.randomUUID();
+  await insertRunIfFree(db, { id: runId, importId: imp.id as number, projectId: project.id, trigger: 'manual', jobId: `bench-${runId}`, log: [], now: Date.now() });
+  const ctx: JobContext = {
+    db,
+    log: silentLogger,
+    config,
+    secrets,
+    queues: undefined as unknown as JobQueues, // the sync handler never enqueues
+    signal: new AbortController().signal,
+    progress: async () => {},
+    logLine: async () => {},
+    attempt: 1,
+    jobId: `bench-${runId}`,
+  };
+  const started = process.hrtime.bigint();
+  const outcome = await runWarehouseSync(runId, ctx);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (outcome !== 'succeeded') throw new Error(`sync ended ${outcome}`);
+  const stored = await countEvents(db, project.id);
+  await db.destroy();
+  return { rows: args.rows, seconds, stored };
+}

@@ -1,0 +1,61 @@
+/**
+ * Snowflake source (issue 5): rows/s through the real snowflake-sdk against the protocol stand-in
+ * (test/snowflake-standin, in its own process, chunked JSON results), (b) reading only and (c) a
+ * whole events sync into SQLite, beside (a) the store's bare-insert floor on the ingest bench's
+ * events. Each measurement runs in its own process (peak RSS). The stand-in is local and does
+ * real work per chunk (SQLite read, JSON, gzip), so these are the connector's costs plus a fast
+ * "warehouse", not a Snowflake latency figure.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createSnowflakeFixture } from '../test/snowflake-standin/standin-fixture.js';
+import type { CaseArgs, CaseResult } from './ingest-cases.js';
+import { runIsolated } from './isolated.js';
+import type { SnowflakeCaseArgs, SnowflakeCaseResult } from './snowflake-sync-cases.js';
+import type { BenchModule, BenchRow } from './types.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CASES = path.join(here, 'snowflake-sync-cases.ts');
+
+export const bench: BenchModule = {
+  title: 'snowflake source: snowflake-sdk through the stand-in, read and full sync',
+  run: async (ctx) => {
+    const rows = Math.max(5000, Math.round(100_000 * ctx.scale));
+    const fx = await createSnowflakeFixture({ childProcess: true, inlineRows: 1000, chunkRows: 10_000 });
+    try {
+      fx.db.exec(`CREATE TABLE bench_events ("id" NUMBER(38,0) NOT NULL, "event" VARCHAR NOT NULL, "time" TIMESTAMP_NTZ NOT NULL,
+        "user_id" VARCHAR, "insert_id" VARCHAR, "plan" VARCHAR, "amount" FLOAT, "props" VARIANT)`);
+      const ins = fx.db.prepare('INSERT INTO bench_events VALUES (?,?,?,?,?,?,?,?)');
+      const t0 = Date.UTC(2024, 0, 1);
+      fx.db.transaction(() => {
+        for (let i = 0; i < rows; i++) {
+          ins.run(i, `event_${i % 25}`, new Date(t0 + i * 1000).toISOString(), `user_${i % 10_000}`, `ins-${i}`, i % 3 ? 'pro' : 'free', (i % 1000) / 10, JSON.stringify({ browser: 'firefox', os: 'linux', screen: i % 7, campaign: `c${i % 50}` }));
+        }
+      })();
+      const args: SnowflakeCaseArgs = { rows, sourceConfig: fx.sourceConfig(), serverConfig: fx.serverConfig, table: 'bench_events' };
+
+      ctx.log(`snowflake: (a) floor, ${rows} events`);
+      const floor = await runIsolated<CaseResult>(path.join(here, 'ingest-cases.ts'), 'floor', { kind: 'sqlite', n: rows, target: path.join(ctx.tmpDir, 'sf-floor.sqlite') } satisfies CaseArgs);
+      const floorRate = floor.result.events / floor.result.seconds;
+
+      ctx.log(`snowflake: (b) read through snowflake-sdk, ${rows} rows`);
+      const read = await runIsolated<SnowflakeCaseResult>(CASES, 'readOnly', args);
+      if (read.result.rows !== rows) throw new Error(`read ${read.result.rows} of ${rows} rows`);
+
+      ctx.log(`snowflake: (c) events sync into SQLite, ${rows} rows`);
+      const synced = await runIsolated<SnowflakeCaseResult>(CASES, 'sync', { ...args, storePath: path.join(ctx.tmpDir, 'sf-sync.sqlite') });
+      if (synced.result.stored !== rows) throw new Error(`sync stored ${synced.result.stored} of ${rows} events`);
+
+      const section = 'snowflake source';
+      const ratio = (x: number) => `${(x / floorRate).toFixed(2)} of (a)`;
+      const out: BenchRow[] = [
+        { section, name: '(a) floor: SQLite prepared inserts of built rows', unit: 'events/s', value: floorRate, peakRssMb: floor.peakRssMb, note: 'ingest bench events' },
+        { section, name: '(b) read via snowflake-sdk (stand-in)', unit: 'rows/s', value: read.result.rows / read.result.seconds, ratio: ratio(read.result.rows / read.result.seconds), peakRssMb: read.peakRssMb, note: `${rows} rows, 10k-row chunks` },
+        { section, name: '(c) events sync → SQLite store', unit: 'rows/s', value: rows / synced.result.seconds, ratio: ratio(rows / synced.result.seconds), peakRssMb: synced.peakRssMb, note: 'describe+count+read+map+write' },
+      ];
+      return out;
+    } finally {
+      await fx.close();
+    }
+  },
+};
