@@ -142,7 +142,9 @@ export class WorkerRuntime {
       jobId: job.id!,
       // The dashboard is best effort: SQL is the record, so a Redis hiccup must not fail the job.
       progress: async (value) => {
-        await job.updateProgress(value).catch((err) => log.debug({ err: errorMessage(err) }, 'progress not recorded'));
+        // Bull Board draws its progress ring from a number, or from an object's numeric `progress`.
+        const stored = typeof value === 'number' ? value : { progress: value.percent, ...value };
+        await job.updateProgress(stored).catch((err) => log.debug({ err: errorMessage(err) }, 'progress not recorded'));
       },
       logLine: async (line) => {
         await job.log(`${new Date().toISOString()} ${line}`).catch((err) => log.debug({ err: errorMessage(err) }, 'log line not recorded'));
