@@ -65,7 +65,7 @@ describe.each(dbKinds())('/engage and /groups over HTTP on %s', (kind) => {
     fetch(`${app.url}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
-      body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+      body: typeof body === 'string' ? body : Buffer.isBuffer(body) ? new Uint8Array(body) : JSON.stringify(body),
     });
 
   it('the official SDK: people.set, set_once, increment, append, union, remove, unset, delete_user', async () => {
