@@ -92,8 +92,11 @@ function usablePropertyName(name: string): boolean {
 
 function assignAll(target: Record<string, unknown>, source: unknown): void {
   if (!isPlainObject(source)) return;
-  for (const [k, v] of Object.entries(source)) {
-    if (v !== undefined && k !== '__proto__') target[k] = v;
+  for (const k in source) {
+    const v = source[k];
+    // Identity keys are set by the transform itself (skipping them here avoids a `delete`,
+    // which would also push the object into V8's slow dictionary mode).
+    if (v !== undefined && k !== '__proto__' && k !== '$user_id' && k !== '$device_id') target[k] = v;
   }
 }
 
@@ -121,8 +124,6 @@ export function transformAmplitudeEvent(raw: unknown, options: AmplitudeTransfor
     if (v !== null && v !== undefined && v !== '') properties[to] = v;
   }
   assignAll(properties, raw.event_properties);
-  delete properties.$user_id;
-  delete properties.$device_id;
   if (userId !== undefined) properties.$user_id = userId;
   if (deviceId !== undefined) properties.$device_id = deviceId;
   properties.$import = true;
@@ -138,7 +139,9 @@ export function transformAmplitudeEvent(raw: unknown, options: AmplitudeTransfor
   if (userId === undefined || !isPlainObject(raw.user_properties)) return { ok: true, record };
   const userProps: Record<string, unknown> = {};
   let any = false;
-  for (const [k, v] of Object.entries(raw.user_properties)) {
+  const source = raw.user_properties;
+  for (const k in source) {
+    const v = source[k];
     if (v === undefined || !usablePropertyName(k)) continue;
     userProps[k] = v;
     any = true;

@@ -1,0 +1,200 @@
+/**
+ * The migration bench's measurements, each in its own process (bench/isolated.ts) so its peak
+ * RSS is its own:
+ *
+ * - floor: the same events (already transformed, validated and serialised, outside the timer)
+ *   inserted by a bare prepared statement / unnest insert, one transaction per batch;
+ * - migration: a whole Amplitude migration against the stand-in (download + unzip + gunzip +
+ *   count pass, then download-or-reuse + parse + transform + validate + store + staged profiles,
+ *   then profiles applied), its jobs run in-process through the registered handlers.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { configFrom } from '../config/index.js';
+import { createProject } from '../src/accounts/accounts.service.js';
+import { countEvents } from '../src/db/events.repo.js';
+import { createDb, type Db } from '../src/db/knex.js';
+import { migrateLatest } from '../src/db/migrate.js';
+import { transformAmplitudeEvent } from '../src/domain/amplitude-transform.js';
+import { validateEvents } from '../src/ingest/events.ingest.js';
+import { silentLogger } from '../src/lib/logger.js';
+import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
+import { createMigration } from '../src/migration/migration-create.service.js';
+import { JobQueues, redisConnection } from '../src/queue/queues.js';
+import { AmplitudeDataset, type DatasetOptions } from '../test/amplitude-standin/dataset.js';
+import { handlers } from '../jobs/index.js';
+import { WorkerRuntime } from '../jobs/worker-runtime.js';
+
+export interface MigrationCaseArgs {
+  kind: 'sqlite' | 'postgres';
+  /** SQLite: a fresh file path; Postgres: the server URL (a fresh schema is made and dropped). */
+  target: string;
+  dataset: DatasetOptions;
+  standinUrl?: string;
+  redisUrl?: string;
+  tmpDir: string;
+  batch: number;
+}
+
+export interface MigrationCaseResult {
+  events: number;
+  seconds: number;
+  stored: number;
+  profiles?: number;
+  countSeconds?: number;
+}
+
+const SECRETS_KEY = crypto.createHash('sha256').update('bench').digest('hex');
+
+async function openDb(args: MigrationCaseArgs): Promise<{ db: Db; projectId: number; token: string; url: string; close: () => Promise<void> }> {
+  if (args.kind === 'sqlite') {
+    const db = createDb({ DATABASE_URL: args.target });
+    await migrateLatest(db);
+    const p = await createProject(db, { name: 'bench' });
+    return { db, projectId: p.id, token: p.token, url: args.target, close: () => db.destroy() };
+  }
+  const schema = `bench_${crypto.randomBytes(5).toString('hex')}`;
+  const admin = createDb({ DATABASE_URL: args.target }, { poolMax: 1 });
+  await admin.raw(`CREATE SCHEMA ${schema}`);
+  const db = createDb({ DATABASE_URL: args.target }, { schema });
+  await migrateLatest(db);
+  const p = await createProject(db, { name: 'bench' });
+  const u = new URL(args.target);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    db,
+    projectId: p.id,
+    token: p.token,
+    url: u.toString(),
+    close: async () => {
+      await db.destroy();
+      await admin.raw(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.destroy();
+    },
+  };
+}
+
+const SQLITE_INSERT =
+  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING';
+const PG_INSERT =
+  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) ' +
+  'SELECT $1, e, d, t, i, p::jsonb, $2, $3 FROM unnest($4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[]) AS u(e, d, t, i, p) ON CONFLICT DO NOTHING';
+
+type Row = [string, string, number, string, string];
+
+/** The rows a migration of one day stores, built outside any timer. */
+function rowsOfDay(ds: AmplitudeDataset, day: string): Row[] {
+  const records = ds.eventsForDay(day).map((r) => {
+    const out = transformAmplitudeEvent(r, { migrationId: 'bench' });
+    if (!out.ok) throw new Error(out.message);
+    return out.record;
+  });
+  return validateEvents(records).events.map((e) => [e.event, e.distinctId, e.time, e.insertId, JSON.stringify(e.properties)]);
+}
+
+/** The store's floor: bare prepared inserts of built rows, `batch` per transaction. */
+export async function floor(args: MigrationCaseArgs): Promise<MigrationCaseResult> {
+  const ds = new AmplitudeDataset(args.dataset);
+  const o = await openDb(args);
+  const now = Date.now();
+  let seconds = 0;
+  let events = 0;
+  if (args.kind === 'sqlite') {
+    await o.db.destroy();
+    const conn = new Database(args.target);
+    conn.pragma('journal_mode = WAL');
+    conn.pragma('synchronous = NORMAL');
+    const stmt = conn.prepare(SQLITE_INSERT);
+    const insert = conn.transaction((rows: Row[]) => {
+      for (const r of rows) stmt.run(o.projectId, r[0], r[1], r[2], r[3], r[4], 'migration', now);
+    });
+    for (const day of ds.days()) {
+      const rows = rowsOfDay(ds, day);
+      events += rows.length;
+      for (let i = 0; i < rows.length; i += args.batch) {
+        const chunk = rows.slice(i, i + args.batch);
+        const t0 = performance.now();
+        insert(chunk);
+        seconds += (performance.now() - t0) / 1000;
+      }
+    }
+    const stored = (conn.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+    conn.close();
+    return { events, seconds, stored };
+  }
+  const client = new pg.Client({ connectionString: o.url });
+  await client.connect();
+  try {
+    for (const day of ds.days()) {
+      const rows = rowsOfDay(ds, day);
+      events += rows.length;
+      for (let i = 0; i < rows.length; i += args.batch) {
+        const c = rows.slice(i, i + args.batch);
+        const values = [o.projectId, 'migration', now, c.map((r) => r[0]), c.map((r) => r[1]), c.map((r) => r[2]), c.map((r) => r[3]), c.map((r) => r[4])];
+        const t0 = performance.now();
+        await client.query('BEGIN');
+        await client.query({ name: 'ins', text: PG_INSERT, values });
+        await client.query('COMMIT');
+        seconds += (performance.now() - t0) / 1000;
+      }
+    }
+    const stored = Number((await client.query('SELECT count(*) AS n FROM events')).rows[0].n);
+    return { events, seconds, stored };
+  } finally {
+    await client.end();
+    await o.close();
+  }
+}
+
+/** A whole migration of the dataset through the stand-in, timed end to end. */
+export async function migration(args: MigrationCaseArgs): Promise<MigrationCaseResult> {
+  const ds = new AmplitudeDataset(args.dataset);
+  const o = await openDb(args);
+  const prefix = `bench-${crypto.randomBytes(4).toString('hex')}`;
+  const tmp = path.join(args.tmpDir, prefix);
+  const config = configFrom({
+    NODE_ENV: 'test',
+    DATABASE_URL: o.url,
+    REDIS_URL: args.redisUrl ?? 'redis://127.0.0.1:6379',
+    QUEUE_PREFIX: prefix,
+    SECRETS_KEY,
+    LOG_LEVEL: 'silent',
+    AMPLITUDE_US_URL: args.standinUrl!,
+    MIGRATION_TMP_DIR: tmp,
+    MIGRATION_BATCH_EVENTS: args.batch,
+  });
+  const redis = redisConnection(config.REDIS_URL);
+  const queues = new JobQueues(redis, prefix);
+  let runtime: WorkerRuntime | undefined;
+  try {
+    const days = ds.days();
+    const deps = { db: o.db, config, secrets: createSecretBox(secretsKeyFrom(SECRETS_KEY)), queues, log: silentLogger };
+    const body = { SOURCE_TOOL_API_KEY: 'bench-key', SOURCE_TOOL_API_SECRET: 'bench-secret', SERVICE_TOKEN: o.token, START_DATE: days[0], END_DATE: days[days.length - 1] };
+    // The real worker runtime, as the worker process runs it (WORKER_CONCURRENCY day jobs at once).
+    runtime = new WorkerRuntime({ config, db: o.db, log: silentLogger, secrets: deps.secrets, queues, handlers, queueNames: ['migration'] }).start();
+    await runtime.ready();
+    const t0 = performance.now();
+    const { migration: m } = await createMigration(deps, 'amplitude', body);
+    let countSeconds = 0;
+    let row: Record<string, any>;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 50));
+      row = await o.db('migrations').where({ id: m.id }).first();
+      if (countSeconds === 0 && row.phase !== 'count') countSeconds = (performance.now() - t0) / 1000;
+      if (row.status === 'succeeded' || row.status === 'failed') break;
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    if (row.status !== 'succeeded') throw new Error(`migration ${row.status}: ${row.error}`);
+    return { events: ds.totalEvents(), seconds, countSeconds, stored: await countEvents(o.db, o.projectId), profiles: Number(row.profiles_set) };
+  } finally {
+    await runtime?.close();
+    await queues.queues.migration.obliterate({ force: true });
+    await queues.close();
+    await redis.quit();
+    await o.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}

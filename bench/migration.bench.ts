@@ -1,0 +1,104 @@
+/**
+ * Migration throughput (issue 6): a 30-day Amplitude migration of 1M events (× BENCH_SCALE)
+ * through the Export API stand-in — download, unzip, gunzip, count pass, parse, transform,
+ * validate, store, profiles — beside the store's bare-insert floor for the same events measured
+ * in the same run. A 10× smaller migration shows whether peak RSS stays flat as data grows.
+ * The stand-in runs in this (parent) process with its archives built before any timer starts.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { AmplitudeDataset, type DatasetOptions } from '../test/amplitude-standin/dataset.js';
+import { startAmplitudeStandin } from '../test/amplitude-standin/server.js';
+import { windowOf } from '../connectors/amplitude/export-client.js';
+import { runIsolated } from './isolated.js';
+import type { MigrationCaseArgs, MigrationCaseResult } from './migration-cases.js';
+import type { BenchContext, BenchModule, BenchRow } from './types.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CASES = path.join(here, 'migration-cases.ts');
+const BATCH = 5000;
+
+async function pgReachable(url: string | undefined): Promise<boolean> {
+  if (!url) return false;
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const bench: BenchModule = {
+  title: 'migration: Amplitude export → events and profiles, vs the bare-insert floor',
+  run: async (ctx) => {
+    const n = Math.max(30_000, Math.round(1_000_000 * ctx.scale));
+    const big: DatasetOptions = { seed: 2024, startDay: '2024-01-01', days: 30, totalEvents: n, users: Math.max(1000, Math.round(n / 50)) };
+    const small: DatasetOptions = { ...big, seed: 2025, totalEvents: Math.round(n / 10), users: Math.max(100, Math.round(n / 500)) };
+    const apiKey = 'bench-key';
+    const apiSecret = 'bench-secret';
+    const standin = await startAmplitudeStandin({ dataset: new AmplitudeDataset(big), apiKey, apiSecret });
+    const standinSmall = await startAmplitudeStandin({ dataset: new AmplitudeDataset(small), apiKey, apiSecret });
+    try {
+      ctx.log('migration: building the stand-in archives (untimed)');
+      const days = new AmplitudeDataset(big).days();
+      await standin.prebuild(days.map((d) => windowOf(d)));
+      await standinSmall.prebuild(days.map((d) => windowOf(d)));
+      const rows: BenchRow[] = [];
+      rows.push(...(await section(ctx, 'sqlite', big, small, standin.url, standinSmall.url)));
+      if (await pgReachable(ctx.pgUrl)) rows.push(...(await section(ctx, 'postgres', big, small, standin.url, standinSmall.url)));
+      else ctx.log('migration: Postgres not reachable, skipping its rows');
+      return rows;
+    } finally {
+      await standin.close();
+      await standinSmall.close();
+    }
+  },
+};
+
+/** Floor, migration and a 10× smaller migration (served by its own stand-in) on one database. */
+async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', big: DatasetOptions, small: DatasetOptions, bigUrl: string, smallUrl: string): Promise<BenchRow[]> {
+  let fileNo = 0;
+  const args = (dataset: DatasetOptions, standinUrl: string): MigrationCaseArgs => ({
+    kind,
+    target: kind === 'sqlite' ? path.join(ctx.tmpDir, `migration-${kind}-${++fileNo}.sqlite`) : ctx.pgUrl!,
+    dataset,
+    standinUrl,
+    redisUrl: ctx.redisUrl,
+    tmpDir: ctx.tmpDir,
+    batch: BATCH,
+  });
+  const run = async (name: string, fn: 'floor' | 'migration', dataset: DatasetOptions, url: string) => {
+    ctx.log(`migration ${kind}: ${name} (${dataset.totalEvents.toLocaleString('en-US')} events)`);
+    const { result, peakRssMb } = await runIsolated<MigrationCaseResult>(CASES, fn, args(dataset, url));
+    if (result.stored !== dataset.totalEvents) throw new Error(`${name}: stored ${result.stored} of ${dataset.totalEvents}`);
+    return { ...result, rate: result.events / result.seconds, peakRssMb };
+  };
+  const floor = await run('floor: bare inserts of built rows', 'floor', big, bigUrl);
+  const full = await run('migration', 'migration', big, bigUrl);
+  const smaller = await run('migration, 1/10 of the data', 'migration', small, smallUrl);
+  const s = `migration ${kind}`;
+  return [
+    { section: s, name: `floor: bare inserts, ${BATCH}/transaction`, unit: 'events/s', value: floor.rate, peakRssMb: floor.peakRssMb, note: `${big.totalEvents} events` },
+    {
+      section: s,
+      name: 'Amplitude migration end to end',
+      unit: 'events/s',
+      value: full.rate,
+      ratio: `${(full.rate / floor.rate).toFixed(2)} of floor`,
+      peakRssMb: full.peakRssMb,
+      note: `${big.totalEvents} events, ${full.profiles} profiles, ${full.seconds.toFixed(1)} s (count pass ${full.countSeconds?.toFixed(1)} s)`,
+    },
+    {
+      section: s,
+      name: 'Amplitude migration, 1/10 of the data',
+      unit: 'events/s',
+      value: smaller.rate,
+      ratio: `${(smaller.rate / floor.rate).toFixed(2)} of floor`,
+      peakRssMb: smaller.peakRssMb,
+      note: `${small.totalEvents} events: peak RSS vs the row above shows memory is flat`,
+    },
+  ];
+}
