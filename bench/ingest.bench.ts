@@ -34,10 +34,10 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number
     const args: CaseArgs = { kind, n, target: target(), clients, redisUrl: ctx.redisUrl, ...extra };
     const { result, peakRssMb } = await runIsolated<CaseResult>(CASES, fn, args);
     if (result.stored !== n) throw new Error(`${name}: stored ${result.stored} of ${n} events`);
-    return { rate: result.events / result.seconds, peakRssMb };
+    return { rate: result.events / result.seconds, peakRssMb, cpu: result.cpuUsPerEvent };
   };
   // This machine is shared and noisy: every case runs `repeats` times, interleaved, best kept.
-  type M = { rate: number; peakRssMb: number };
+  type M = { rate: number; peakRssMb: number; cpu: number };
   const best = (x: M | undefined, y: M) => (x && x.rate >= y.rate ? x : y);
   let a: M | undefined, b: M | undefined, c: M | undefined, inline: M | undefined;
   for (let r = 0; r < repeats; r++) {
@@ -50,10 +50,10 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number
   const ratio = (x: number) => `${(x / a.rate).toFixed(2)} of (a)`;
   const section = `ingest ${kind}`;
   return [
-    { section, name: '(a) floor: prepared inserts of built rows', unit: 'events/s', value: a.rate, peakRssMb: a.peakRssMb, note: `${n} events, 15 props, best of ${repeats}` },
-    { section, name: '(b) write path (validate+store), 2000/batch', unit: 'events/s', value: b.rate, ratio: ratio(b.rate), peakRssMb: b.peakRssMb },
-    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients`, unit: 'events/s', value: c.rate, ratio: ratio(c.rate), peakRssMb: c.peakRssMb, note: 'server RSS; 1 ingest worker' },
-    { section, name: '(c) same, parse+validate inline', unit: 'events/s', value: inline.rate, ratio: ratio(inline.rate), peakRssMb: inline.peakRssMb, note: 'INGEST_WORKERS=0' },
+    { section, name: '(a) floor: prepared inserts of built rows', unit: 'events/s', value: a.rate, peakRssMb: a.peakRssMb, note: `${n} events, best of ${repeats}; cpu ${a.cpu.toFixed(1)} µs/event` },
+    { section, name: '(b) write path (validate+store), 2000/batch', unit: 'events/s', value: b.rate, ratio: ratio(b.rate), peakRssMb: b.peakRssMb, note: `cpu ${b.cpu.toFixed(1)} µs/event` },
+    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients`, unit: 'events/s', value: c.rate, ratio: ratio(c.rate), peakRssMb: c.peakRssMb, note: `1 ingest worker; server cpu ${c.cpu.toFixed(1)} µs/event` },
+    { section, name: '(c) same, parse+validate inline', unit: 'events/s', value: inline.rate, ratio: ratio(inline.rate), peakRssMb: inline.peakRssMb, note: `INGEST_WORKERS=0; server cpu ${inline.cpu.toFixed(1)} µs/event` },
   ];
 }
 
