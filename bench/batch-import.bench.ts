@@ -1,0 +1,91 @@
+/**
+ * Job platform (issue 3): batch-import throughput for an NDJSON.gz file of 100k and 1M events
+ * (upload → inspect → job through the real worker runtime and Redis), each in its own process
+ * so peak RSS shows whether memory stays flat as the file grows ×10; and enqueue-to-start
+ * latency p50/p99 of a manual job on an idle worker.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { writeEventsFile, type ImportArgs, type ImportResult } from './batch-import-cases.js';
+import { runIsolated } from './isolated.js';
+import type { BenchContext, BenchModule, BenchRow } from './types.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CASES = path.join(here, 'batch-import-cases.ts');
+
+async function pgReachable(url: string | undefined): Promise<boolean> {
+  if (!url) return false;
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function importRows(ctx: BenchContext, kind: 'sqlite' | 'postgres', sizes: { n: number; file: string; bytes: number }[]): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const section = `batch import ${kind}`;
+  let small: number | undefined;
+  for (const { n, file, bytes } of sizes) {
+    ctx.log(`batch import ${kind}: ${n.toLocaleString('en-US')} events (${(bytes / 2 ** 20).toFixed(1)} MB gz)`);
+    const args: ImportArgs = {
+      kind,
+      target: kind === 'sqlite' ? path.join(ctx.tmpDir, `bi-${kind}-${n}.sqlite`) : ctx.pgUrl!,
+      file,
+      n,
+      redisUrl: ctx.redisUrl,
+      uploadDir: path.join(ctx.tmpDir, `uploads-${kind}-${n}`),
+    };
+    const { result, peakRssMb } = await runIsolated<ImportResult>(CASES, 'importFile', args);
+    if (result.stored !== n) throw new Error(`batch import ${kind}: stored ${result.stored} of ${n}`);
+    small ??= peakRssMb;
+    rows.push({
+      section,
+      name: `${n.toLocaleString('en-US')}-event NDJSON.gz: job (read, validate, store)`,
+      unit: 'events/s',
+      value: n / result.jobSeconds,
+      peakRssMb,
+      ratio: n === sizes[0]!.n ? undefined : `RSS ${(peakRssMb / small).toFixed(2)}× of ${sizes[0]!.n.toLocaleString('en-US')}`,
+      note: `max JS heap ${result.maxHeapMb} MB; upload+inspect ${result.uploadSeconds.toFixed(1)} s; job ${result.jobSeconds.toFixed(1)} s`,
+    });
+  }
+  return rows;
+}
+
+export const bench: BenchModule = {
+  title: 'job platform: batch-import throughput and memory, enqueue-to-start latency',
+  run: async (ctx) => {
+    const big = Math.max(20_000, Math.round(1_000_000 * ctx.scale));
+    const smallN = Math.max(2_000, Math.round(big / 10));
+    const files = [];
+    for (const n of [smallN, big]) {
+      const file = path.join(ctx.tmpDir, `events-${n}.ndjson.gz`);
+      ctx.log(`batch import: writing ${n.toLocaleString('en-US')} events to ${path.basename(file)}`);
+      files.push({ n, file, bytes: await writeEventsFile(file, n) });
+    }
+    const rows = await importRows(ctx, 'sqlite', files);
+    if (await pgReachable(ctx.pgUrl)) rows.push(...(await importRows(ctx, 'postgres', files)));
+    else ctx.log('batch import: Postgres not reachable, skipping its rows');
+    for (const f of files) fs.rmSync(f.file, { force: true });
+
+    const jobs = 300;
+    ctx.log(`enqueue-to-start latency: ${jobs} manual jobs, one at a time`);
+    const { result } = await runIsolated<{ ms: number[] }>(CASES, 'enqueueLatency', { redisUrl: ctx.redisUrl, jobs });
+    const sorted = [...result.ms].sort((a, b) => a - b);
+    const section = 'job platform latency';
+    rows.push(
+      { section, name: 'enqueue → handler start, idle worker (p50)', unit: 'ms', value: percentile(sorted, 50), note: `${jobs} jobs, real Redis` },
+      { section, name: 'enqueue → handler start, idle worker (p99)', unit: 'ms', value: percentile(sorted, 99) },
+    );
+    return rows;
+  },
+};
