@@ -33,6 +33,10 @@ describe.each(dbKinds())('/track over HTTP on %s', (kind) => {
     const time = Date.now() - 1000;
     const r = await get({ event: 'page view', properties: { token: p.token, distinct_id: 'u1', time, page: '/home', $insert_id: 'trk-1' } });
     expect(r).toEqual({ status: 200, text: '1' });
+    const preflight = await fetch(`${app.url}/track`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
     const rows = await stored();
     expect(rows.map(({ id: _id, ...e }) => e)).toEqual([{ event: 'page view', distinctId: 'u1', time, insertId: 'trk-1', properties: { page: '/home' } }]);
     const usage = await t.db('usage').where({ project_id: p.id });

@@ -38,6 +38,17 @@ export function mountTrack(app: Express, deps: AppDeps): void {
     });
   };
 
-  app.post('/track', surface('legacy'), handle);
-  app.get('/track', surface('legacy'), handle);
+  // Browser SDKs call /track cross-origin; the answer carries no secrets, so any origin may read it.
+  const cors = (_req: Request, res: Response, next: () => void) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    next();
+  };
+  app.options('/track', cors, (_req, res) => {
+    res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+    res.setHeader('Access-Control-Allow-Headers', 'Content-Type, Content-Encoding, Authorization');
+    res.setHeader('Access-Control-Max-Age', '86400');
+    res.status(204).end();
+  });
+  app.post('/track', surface('legacy'), cors, handle);
+  app.get('/track', surface('legacy'), cors, handle);
 }
