@@ -23,7 +23,8 @@ interface Task {
 interface Slot {
   worker: Worker;
   ready: boolean;
-  task?: Task;
+  /** Posted to this worker and not yet answered; the worker's port queues them. */
+  inflight: Map<number, Task>;
 }
 
 type Reply =
@@ -50,7 +51,6 @@ function runInline(input: PrepareInput): Promise<PreparedBatch> {
 
 export class IngestWorkerPool {
   private slots: Slot[] = [];
-  private queue: Task[] = [];
   private nextId = 1;
   private idleTimer?: NodeJS.Timeout;
   /** Batches prepared on a worker so far (inline ones not counted). */
@@ -58,21 +58,30 @@ export class IngestWorkerPool {
 
   constructor(readonly size: number) {}
 
-  /** Prepares a batch on a worker when the pool is up, inline otherwise. */
+  /** Workers ready to take a batch. */
+  get readyWorkers(): number {
+    return this.slots.filter((s) => s.ready).length;
+  }
+
+  /**
+   * Prepares a batch on a worker when the pool is up, inline otherwise. A batch is posted to the
+   * least busy worker at once rather than held here until a worker is free: the writer thread
+   * may be inside a long synchronous insert when a worker finishes, and the worker must not sit
+   * idle until that insert ends.
+   */
   prepare(input: PrepareInput): Promise<PreparedBatch> {
     if (this.size <= 0) return runInline(input);
     this.cancelIdle();
     if (this.slots.length < this.size) this.start();
-    if (!this.slots.some((s) => s.ready)) return runInline(input);
+    let slot: Slot | undefined;
+    for (const s of this.slots) if (s.ready && (!slot || s.inflight.size < slot.inflight.size)) slot = s;
+    if (!slot) return runInline(input);
+    const target = slot;
     return new Promise<PreparedBatch>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, input, resolve, reject });
-      this.dispatch();
+      const task: Task = { id: this.nextId++, input, resolve, reject };
+      target.inflight.set(task.id, task);
+      target.worker.postMessage({ id: task.id, input });
     });
-  }
-
-  /** Workers ready to take a batch. */
-  get readyWorkers(): number {
-    return this.slots.filter((s) => s.ready).length;
   }
 
   /** Starts the workers and resolves once one is ready (or after `timeoutMs`, ready or not). */
@@ -82,17 +91,16 @@ export class IngestWorkerPool {
     this.start();
     const deadline = Date.now() + timeoutMs;
     while (this.readyWorkers === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    if (this.queue.length === 0 && this.slots.every((s) => !s.task)) this.scheduleIdle();
+    this.idleCheck();
     return this.readyWorkers > 0;
   }
 
-  /** Stops every worker; queued and running batches are finished inline. */
+  /** Stops every worker; batches in flight are finished inline. */
   async close(): Promise<void> {
     this.cancelIdle();
     const slots = this.slots;
     this.slots = [];
-    for (const s of slots) if (s.task) this.finishInline(s.task);
-    for (const t of this.queue.splice(0)) this.finishInline(t);
+    for (const s of slots) for (const t of s.inflight.values()) this.finishInline(t);
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 
@@ -100,7 +108,7 @@ export class IngestWorkerPool {
     while (this.slots.length < this.size) {
       const worker = spawnWorker();
       worker.unref();
-      const slot: Slot = { worker, ready: false };
+      const slot: Slot = { worker, ready: false, inflight: new Map() };
       worker.on('message', (msg: Reply) => this.onReply(slot, msg));
       const gone = () => this.onGone(slot);
       worker.once('error', gone);
@@ -112,41 +120,31 @@ export class IngestWorkerPool {
   private onReply(slot: Slot, msg: Reply): void {
     if ('ready' in msg) {
       slot.ready = true;
-      this.dispatch();
       return;
     }
-    const task = slot.task;
-    slot.task = undefined;
-    if (task && task.id === msg.id) {
-      this.completedOnWorkers += 1;
-      if (msg.ok) task.resolve(msg.result);
-      else task.reject(new ValidationError(msg.error.status, msg.error.message, msg.error.details));
-    }
-    this.dispatch();
+    const task = slot.inflight.get(msg.id);
+    if (!task) return;
+    slot.inflight.delete(msg.id);
+    this.completedOnWorkers += 1;
+    if (msg.ok) task.resolve(msg.result);
+    else task.reject(new ValidationError(msg.error.status, msg.error.message, msg.error.details));
+    this.idleCheck();
   }
 
   private onGone(slot: Slot): void {
     const i = this.slots.indexOf(slot);
     if (i < 0) return;
     this.slots.splice(i, 1);
-    if (slot.task) this.finishInline(slot.task);
-    // Nothing left to run queued work on: finish it here rather than wait for a new worker.
-    if (!this.slots.some((s) => s.ready)) for (const t of this.queue.splice(0)) this.finishInline(t);
+    for (const t of slot.inflight.values()) this.finishInline(t);
+    slot.inflight.clear();
   }
 
   private finishInline(task: Task): void {
     runInline(task.input).then(task.resolve, task.reject);
   }
 
-  private dispatch(): void {
-    for (const slot of this.slots) {
-      if (this.queue.length === 0) break;
-      if (!slot.ready || slot.task) continue;
-      const task = this.queue.shift()!;
-      slot.task = task;
-      slot.worker.postMessage({ id: task.id, input: task.input });
-    }
-    if (this.queue.length === 0 && this.slots.every((s) => !s.task)) this.scheduleIdle();
+  private idleCheck(): void {
+    if (this.slots.every((s) => s.inflight.size === 0)) this.scheduleIdle();
   }
 
   private scheduleIdle(): void {
