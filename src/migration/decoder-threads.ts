@@ -24,13 +24,19 @@ export type FromThread =
   | { type: 'done'; id: number }
   | { type: 'error'; id: number; message: string };
 
+/**
+ * A decoder's live data is at most DECODE_AHEAD + 1 batches; capping its heap makes V8 collect
+ * early instead of letting the heap (and the process's RSS) grow with the volume decoded.
+ */
+const THREAD_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 };
+
 function spawnThread(): Worker {
   const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./window-decoder.worker.js', here));
+  if (!here.endsWith('.ts')) return new Worker(new URL('./window-decoder.worker.js', here), { resourceLimits: THREAD_LIMITS });
   // Running from TypeScript sources (tsx, vitest): the thread registers tsx before its entry.
   const api = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./window-decoder.worker.ts', here).href;
-  return new Worker(`import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
+  return new Worker(`import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true, resourceLimits: THREAD_LIMITS });
 }
 
 interface Thread {
