@@ -93,6 +93,11 @@ export const configSchema = z.object({
   WAREHOUSE_SQLITE_ALLOWED_DIRS: z.string().default(''),
   /** A lookup-table sync builds the whole table as CSV before the all-or-nothing replace; larger tables fail the run. */
   WAREHOUSE_LOOKUP_MAX_BYTES: int(100 * 1024 * 1024),
+  /**
+   * Events syncs: read, map and validate on a worker thread, overlapping the writer (`auto`: for
+   * syncs of 20,000 rows or more; `on`: always; `off`: never, all on the job's own thread).
+   */
+  WAREHOUSE_READER_THREAD: z.enum(['auto', 'on', 'off']).default('auto'),
   /** Scheduler process: seconds between re-reads of the imports' schedules (new, changed, paused, deleted imports). */
   SCHEDULER_REFRESH_SEC: z.coerce.number().positive().default(30),
   /** Time zone the scheduler evaluates hourly/daily/weekly and cron schedules in. */

@@ -144,6 +144,11 @@ export class PostgresConnector implements WarehouseConnector {
   }
 
   async *stream(spec: ReadSpec, ctx: ConnectorContext): AsyncIterable<Row> {
+    for await (const page of this.streamBatches(spec, ctx, this.pageSize)) yield* page;
+  }
+
+  /** Each cursor page is one batch: the next page is fetched only when the consumer asks. */
+  async *streamBatches(spec: ReadSpec, ctx: ConnectorContext, size: number): AsyncIterable<Row[]> {
     const client = await this.connect();
     const pid = (client as unknown as { processID: number }).processID;
     let cancelled = false;
@@ -161,13 +166,13 @@ export class PostgresConnector implements WarehouseConnector {
       for (;;) {
         let rows: Row[];
         try {
-          rows = await cursor.read(this.pageSize);
+          rows = await cursor.read(size);
         } catch (err) {
           if (cancelled || ctx.signal.aborted) throw new WarehouseReadAborted();
           throw this.wrap(err, 'reading from PostgreSQL failed');
         }
         if (rows.length === 0) break;
-        for (const row of rows) yield row;
+        yield rows;
         if (ctx.signal.aborted) throw new WarehouseReadAborted();
       }
     } finally {

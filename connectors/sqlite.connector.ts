@@ -29,7 +29,7 @@ export const sqliteConfigSchema = z
 
 export type SqliteSourceConfig = z.infer<typeof sqliteConfigSchema>;
 
-/** Rows between checks of the abort signal and yields to the event loop. */
+/** `stream()`: rows read between checks of the abort signal and yields to the event loop. */
 const YIELD_EVERY = 1000;
 
 function fromBigInt(v: bigint): number | string {
@@ -105,29 +105,37 @@ export class SqliteConnector implements WarehouseConnector {
   }
 
   async *stream(spec: ReadSpec, ctx: ConnectorContext): AsyncIterable<Row> {
+    for await (const batch of this.streamBatches(spec, ctx, YIELD_EVERY)) yield* batch;
+  }
+
+  async *streamBatches(spec: ReadSpec, ctx: ConnectorContext, size: number): AsyncIterable<Row[]> {
     const db = this.open();
     try {
-      const q = buildReadQuery(spec, SQLITE_DIALECT);
+      const q = buildReadQuery(withRowidOrder(db, spec), SQLITE_DIALECT);
       const stmt = prepare(db, q.sql);
       stmt.safeIntegers(true);
       const it = stmt.iterate(...q.params) as IterableIterator<Row>;
       try {
-        let n = 0;
         for (;;) {
-          let next: IteratorResult<Row>;
+          if (ctx.signal.aborted) throw new WarehouseReadAborted();
+          const batch: Row[] = [];
+          let done = false;
           try {
-            next = it.next();
+            while (batch.length < size) {
+              const next = it.next();
+              if (next.done) {
+                done = true;
+                break;
+              }
+              batch.push(normaliseRow(next.value));
+            }
           } catch (err) {
             throw new WarehouseError(`reading from SQLite failed: ${sqliteMessage(err)}`, /busy|locked/i.test(sqliteMessage(err)));
           }
-          if (next.done) break;
-          yield normaliseRow(next.value);
-          n += 1;
-          if (n % YIELD_EVERY === 0) {
-            if (ctx.signal.aborted) throw new WarehouseReadAborted();
-            // Synchronous iteration would otherwise starve timers (job lock renewal, signals).
-            await new Promise<void>((resolve) => setImmediate(resolve));
-          }
+          if (batch.length > 0) yield batch;
+          if (done) break;
+          // Reading is synchronous: give timers (job lock renewal, signals) a turn between batches.
+          await new Promise<void>((resolve) => setImmediate(resolve));
         }
       } finally {
         it.return?.();
@@ -138,6 +146,30 @@ export class SqliteConnector implements WarehouseConnector {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * A plain rowid table is read in rowid order instead of `orderBy`: deterministic too (the resume
+ * offset stays exact), free (no sort of the whole table before the first row), and rows inserted
+ * between attempts land after the rows already read rather than shifting them. Window reads,
+ * queries, views, WITHOUT ROWID tables and tables with a column named like the rowid keep `orderBy`.
+ */
+function withRowidOrder(db: Database.Database, spec: ReadSpec): ReadSpec {
+  if (!spec.orderBy || spec.latestBy || !('table' in spec.source)) return spec;
+  const parts = splitTableName(spec.source.table);
+  if (parts.length > 2) return spec;
+  const [schema, name] = parts.length === 2 ? [parts[0]!, parts[1]!] : ['main', parts[0]!];
+  try {
+    const t = db.prepare('SELECT type, wr FROM pragma_table_list WHERE schema = ? AND name = ?').get(schema, name) as
+      | { type: string; wr: number }
+      | undefined;
+    if (!t || t.type !== 'table' || t.wr !== 0) return spec;
+    const cols = tableColumns(db, name, schema).map((c) => c.name.toLowerCase());
+    if (cols.some((c) => c === 'rowid' || c === '_rowid_' || c === 'oid')) return spec;
+  } catch {
+    return spec;
+  }
+  return { ...spec, orderBy: ['rowid'] };
 }
 
 function prepare(db: Database.Database, sql: string): Database.Statement {

@@ -52,6 +52,12 @@ export interface WarehouseConnector {
   /** Streams the rows of `spec`; large integers beyond 2^53 arrive as strings. */
   stream(spec: ReadSpec, ctx: ConnectorContext): AsyncIterable<Row>;
   /**
+   * Additive, optional: the same rows as `stream`, in arrays of at most `size` rows (the last may
+   * be shorter; never empty). Lets a sync skip one promise hop per row; it is used when present,
+   * otherwise the sync batches `stream` itself. Same back-pressure and abort rules as `stream`.
+   */
+  streamBatches?(spec: ReadSpec, ctx: ConnectorContext, size: number): AsyncIterable<Row[]>;
+  /**
    * Additive, optional: the number of rows `stream(spec)` would yield before `offset` is applied
    * (a `SELECT COUNT(*)` over the same query). The sync uses it for its progress percentage only,
    * so an implementation may return an estimate, or leave the method out (progress then shows rows read).

@@ -18,13 +18,16 @@ import { findImport, findSource, setWatermark, type WarehouseImport, type Wareho
 import { appendLog, logLine } from '../src/domain/sync-log.js';
 import { compareWatermarks } from '../src/domain/warehouse-values.js';
 import { schemaProblems } from '../src/domain/warehouse-import.js';
-import { compileEventMapper, compileProfileMapper } from '../src/domain/warehouse-mapping.js';
+import { compileProfileMapper, type EventMapping } from '../src/domain/warehouse-mapping.js';
+import type { ImportDefinition } from '../src/domain/warehouse-import.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
 import { jobCatalog } from '../src/queue/catalog.js';
 import { syncLookupTable } from '../src/warehouse/lookup-sync.js';
 import { readSpecFor, tableLabel } from '../src/warehouse/read-spec.js';
-import { connectorFor } from '../src/warehouse/sources.service.js';
-import { commitBatch, type BatchWriter } from '../src/warehouse/sync-batch.js';
+import { readEventBatches, type EventReadPlan } from '../src/warehouse/event-reader.js';
+import { readEventBatchesInThread } from '../src/warehouse/event-reader-thread.js';
+import { connectorFor, openSourceConfig } from '../src/warehouse/sources.service.js';
+import { commitBatch, commitEventBatch, type BatchWriter } from '../src/warehouse/sync-batch.js';
 import { SyncState } from '../src/warehouse/sync-state.js';
 import type { JobContext } from './types.js';
 
@@ -138,31 +141,47 @@ async function sync({ run, imp, source }: Loaded, attempt: number, state: SyncSt
       return succeed(run, imp, attempt, state, ctx);
     }
 
-    const writer = writerFor(run, imp, source);
-    const bc = {
-      db: ctx.db,
-      runId: run.id,
-      attempt,
-      projectId: imp.projectId,
-      writer,
-      insertTimeColumn: def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined,
-    };
+    const insertTimeColumn = def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined;
     const batchSize = ctx.config.WAREHOUSE_BATCH_SIZE;
-    let batch: Row[] = [];
+    const from = { ...spec, offset: state.offset };
     let nextLogAt = nextMilestone(state);
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const rows = batch;
-      batch = [];
-      if (!(await commitBatch(bc, state, rows))) throw new Superseded();
+    const afterCommit = async () => {
       await ctx.progress({ percent: state.percent(), rows_read: state.counts.rowsRead, rows_total: state.rowsTotal });
       if (state.counts.rowsRead >= nextLogAt) {
         await ctx.logLine(progressLine(state));
         nextLogAt = nextMilestone(state);
       }
     };
+
+    if (def.import_type === 'events') {
+      const plan: EventReadPlan = { spec: from, mapping: eventMapping(def), stamp: eventStamp(run, imp, source), batchSize, insertTimeColumn };
+      const batches = useReaderThread(ctx, state)
+        ? readEventBatchesInThread({ type: source.type, config: openSourceConfig(ctx.secrets, source), settings: ctx.config, plan }, ctx.signal)
+        : readEventBatches(connector, plan, cctx);
+      try {
+        for await (const batch of batches) {
+          if (!(await commitEventBatch({ db: ctx.db, runId: run.id, attempt, projectId: imp.projectId }, state, batch))) throw new Superseded();
+          await afterCommit();
+          if (ctx.signal.aborted) return interrupted(run.id, attempt, state, ctx);
+        }
+      } catch (err) {
+        if (err instanceof WarehouseReadAborted) return interrupted(run.id, attempt, state, ctx);
+        throw err;
+      }
+      return succeed(run, imp, attempt, state, ctx);
+    }
+
+    const bc = { db: ctx.db, runId: run.id, attempt, projectId: imp.projectId, writer: profileWriter(def), insertTimeColumn };
+    let batch: Row[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const rows = batch;
+      batch = [];
+      if (!(await commitBatch(bc, state, rows))) throw new Superseded();
+      await afterCommit();
+    };
     try {
-      for await (const row of connector.stream({ ...spec, offset: state.offset }, cctx)) {
+      for await (const row of connector.stream(from, cctx)) {
         batch.push(row);
         if (batch.length >= batchSize) {
           await flush();
@@ -181,33 +200,33 @@ async function sync({ run, imp, source }: Loaded, attempt: number, state: SyncSt
   }
 }
 
-function writerFor(run: SyncRun, imp: WarehouseImport, source: WarehouseSource): BatchWriter {
-  const def = imp.definition;
-  const jsonColumns = def.json_properties_column_name;
-  if (def.import_type === 'events') {
-    return {
-      kind: 'events',
-      map: compileEventMapper({
-        eventName: def.event_name,
-        eventColumn: def.event_column_name,
-        timeColumn: def.time_column_name!,
-        insertIdColumn: def.insert_id_column_name,
-        userColumn: def.user_column_name,
-        distinctIdColumn: def.distinct_id_column_name,
-        deviceColumn: def.device_column_name,
-        jsonColumns,
-      }),
-      stamp: {
-        $warehouse_import_id: String(imp.id),
-        $warehouse_import_job_id: run.jobId,
-        $warehouse_import_run_id: run.id,
-        $import: true,
-        $source: 'warehouse-import',
-        $warehouse_type: source.type,
-        $warehouse_table: tableLabel(def),
-      },
-    };
-  }
+function eventMapping(def: ImportDefinition): EventMapping {
+  return {
+    eventName: def.event_name,
+    eventColumn: def.event_column_name,
+    timeColumn: def.time_column_name!,
+    insertIdColumn: def.insert_id_column_name,
+    userColumn: def.user_column_name,
+    distinctIdColumn: def.distinct_id_column_name,
+    deviceColumn: def.device_column_name,
+    jsonColumns: def.json_properties_column_name,
+  };
+}
+
+/** The properties stamped on every event a sync loads (seed §2.6). */
+function eventStamp(run: SyncRun, imp: WarehouseImport, source: WarehouseSource): Record<string, unknown> {
+  return {
+    $warehouse_import_id: String(imp.id),
+    $warehouse_import_job_id: run.jobId,
+    $warehouse_import_run_id: run.id,
+    $import: true,
+    $source: 'warehouse-import',
+    $warehouse_type: source.type,
+    $warehouse_table: tableLabel(imp.definition),
+  };
+}
+
+function profileWriter(def: ImportDefinition): BatchWriter {
   const kind = def.import_type as 'people' | 'groups';
   return {
     kind,
@@ -215,9 +234,18 @@ function writerFor(run: SyncRun, imp: WarehouseImport, source: WarehouseSource):
       idColumn: kind === 'people' ? def.user_column_name! : def.group_id_column!,
       groupKey: kind === 'groups' ? def.group_key : undefined,
       timeColumn: def.time_column_name!,
-      jsonColumns,
+      jsonColumns: def.json_properties_column_name,
     }),
   };
+}
+
+/** A reader thread pays off once the sync is big enough to amortise starting it. */
+const READER_THREAD_MIN_ROWS = 20_000;
+
+function useReaderThread(ctx: JobContext, state: SyncState): boolean {
+  const mode = ctx.config.WAREHOUSE_READER_THREAD;
+  if (mode !== 'auto') return mode === 'on';
+  return state.rowsTotal === null || state.rowsTotal - state.offset >= READER_THREAD_MIN_ROWS;
 }
 
 function nextMilestone(state: SyncState): number {

@@ -15,6 +15,7 @@
  * - JSON property columns: their top-level keys become properties (over plain columns of the same name);
  * - every other column becomes a property named after the column. Null cells are left out.
  */
+import crypto from 'node:crypto';
 import { deterministicInsertId, isValidInsertId } from './insert-id.js';
 import { idValue, jsonColumnProperties, parseDateTime, propertyValue, warehouseTimeMs } from './warehouse-values.js';
 
@@ -68,9 +69,14 @@ function otherProperties(
   return { ok: true, value: props };
 }
 
-/** The deterministic `$insert_id` of a warehouse event without one (fits the 36-char rule: 32 hex). */
+/**
+ * The deterministic `$insert_id` of a warehouse event without one (fits the 36-char rule: 32 hex):
+ * exactly deterministicInsertId([event name, user ID, time, internal user ID]), computed with a
+ * one-shot hash because it runs once per row of a sync.
+ */
 export function warehouseInsertId(eventName: string, userId: string | undefined, timeMs: number, internalUserId: string | undefined): string {
-  return deterministicInsertId([eventName, userId ?? null, timeMs, internalUserId ?? null]);
+  const text = `${JSON.stringify(eventName)}\u0000${JSON.stringify(userId ?? null)}\u0000${JSON.stringify(timeMs)}\u0000${JSON.stringify(internalUserId ?? null)}\u0000`;
+  return crypto.hash('sha256', text, 'hex').slice(0, 32);
 }
 
 /** Columns an event mapping consumes (they do not also become properties). */

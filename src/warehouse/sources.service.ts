@@ -41,10 +41,14 @@ function bad(problems: string[]): ValidationError {
   return new ValidationError(400, problems.join('; '), { problems });
 }
 
+/** A stored source's connection config, opened (for a connector only: never log, return or queue it). */
+export function openSourceConfig(secrets: SecretBox, source: WarehouseSource): unknown {
+  return JSON.parse(secrets.open(source.configSealed)) as unknown;
+}
+
 /** A connector for a stored source (opens the sealed config). */
 export function connectorFor(deps: Pick<SourceDeps, 'config' | 'secrets'>, source: WarehouseSource): WarehouseConnector {
-  const config = JSON.parse(deps.secrets.open(source.configSealed)) as unknown;
-  return createConnector(source.type, config, deps.config);
+  return createConnector(source.type, openSourceConfig(deps.secrets, source), deps.config);
 }
 
 /** Runs `fn` with a connector, closing it after; source errors become a 400 with their message. */

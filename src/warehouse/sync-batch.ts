@@ -1,19 +1,21 @@
 /**
- * One batch of a sync: map the rows, write them through the single write path (events via
- * ingestEvents, people/groups via the profile write path) and record the run's counts and
- * checkpoint — all in ONE transaction, so a crash either keeps both or neither.
+ * One batch of a sync written through the single write path — events (prepared by
+ * event-reader.ts) via storeEventRows, people/groups via the profile write path — together with
+ * the run's counts and checkpoint in ONE transaction, so a crash either keeps both or neither.
  */
 import type { Row } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
 import { recordProgress } from '../db/sync-runs.repo.js';
-import type { EventRecordOut, MapOutcome, ProfileUpdateOut } from '../domain/warehouse-mapping.js';
-import { ingestEvents } from '../ingest/events.ingest.js';
+import type { MapOutcome, ProfileUpdateOut } from '../domain/warehouse-mapping.js';
+import { storeEventRows } from '../ingest/events.ingest.js';
 import { applyGroupUpdates, applyProfileUpdates } from '../ingest/profiles.ingest.js';
+import type { PreparedEventBatch } from './event-reader.js';
 import type { StagedBatch, SyncState } from './sync-state.js';
 
-export type BatchWriter =
-  | { kind: 'events'; map: (row: Row) => MapOutcome<EventRecordOut>; stamp: Record<string, unknown> }
-  | { kind: 'people' | 'groups'; map: (row: Row) => MapOutcome<ProfileUpdateOut> };
+export interface BatchWriter {
+  kind: 'people' | 'groups';
+  map: (row: Row) => MapOutcome<ProfileUpdateOut>;
+}
 
 export interface BatchContext {
   db: Db;
@@ -29,8 +31,8 @@ export interface BatchContext {
 class NotOurs extends Error {}
 
 /**
- * Writes one batch. Returns false (and writes nothing) when the run was cancelled, deleted or
- * taken over by a newer attempt; the caller then stops.
+ * Maps and writes one batch of people/group rows. Returns false (and writes nothing) when the run
+ * was cancelled, deleted or taken over by a newer attempt; the caller then stops.
  */
 export async function commitBatch(bc: BatchContext, state: SyncState, rows: Row[]): Promise<boolean> {
   const staged = state.stage();
@@ -80,16 +82,39 @@ async function write(
 ): Promise<void> {
   if (good.length === 0) return;
   const w = bc.writer;
-  if (w.kind === 'events') {
-    // strict: times before 1971 or over an hour ahead are bad values, reported like any other.
-    const res = await ingestEvents(trx, bc.projectId, 'warehouse-import', good, { strict: true, stamp: w.stamp, now });
-    for (const r of res.rejected) staged.reject(rowOf[r.index]!, r.field, r.message);
-    staged.counts.numImported += res.imported;
-    staged.counts.numDeduplicated += res.deduplicated;
-    return;
-  }
   const apply = w.kind === 'people' ? applyProfileUpdates : applyGroupUpdates;
   const res = await apply(trx, bc.projectId, good, { now });
   for (const r of res.rejected) staged.reject(rowOf[r.index]!, '', r.message);
   staged.counts.numImported += res.applied;
+}
+
+/**
+ * Writes one prepared events batch (event-reader.ts: mapped, validated, serialised) and the run's
+ * progress in one transaction. Returns false (nothing written) when the run is no longer ours.
+ */
+export async function commitEventBatch(
+  bc: Pick<BatchContext, 'db' | 'runId' | 'attempt' | 'projectId'>,
+  state: SyncState,
+  batch: PreparedEventBatch,
+): Promise<boolean> {
+  const staged = state.stage();
+  for (const r of batch.rejected) staged.reject(r.row, r.field, r.message);
+  if (batch.maxInsertTime !== undefined) staged.seeInsertTime(batch.maxInsertTime);
+  staged.read(batch.read);
+  const now = Date.now();
+  try {
+    await bc.db.transaction(async (trx) => {
+      const stored = await storeEventRows(trx, bc.projectId, 'warehouse-import', batch.rows, now);
+      staged.counts.numImported += stored.imported;
+      staged.counts.numDeduplicated += stored.deduplicated;
+      const log = staged.lines.length > 0 ? staged.log() : undefined;
+      const ours = await recordProgress(trx, bc.runId, bc.attempt, { checkpoint: staged.checkpoint, ...staged.counts, rowsTotal: state.rowsTotal, log, now });
+      if (!ours) throw new NotOurs();
+      staged.adopt(log ?? state.log);
+    });
+  } catch (err) {
+    if (err instanceof NotOurs) return false;
+    throw err;
+  }
+  return true;
 }

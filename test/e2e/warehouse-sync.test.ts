@@ -80,7 +80,8 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
     beforeAll(async () => {
       t = await createTestDb(kind);
       src = await fixture.create();
-      app = await startTestApp(t.db, src.serverConfig);
+      // Both events read paths: on a reader thread for one combination, on the job's own thread otherwise.
+      app = await startTestApp(t.db, { ...src.serverConfig, WAREHOUSE_READER_THREAD: kind === 'postgres' && fixture.type === 'sqlite' ? 'on' : 'off' });
       redis = redisConnection(app.config.REDIS_URL);
       worker = await startInProcessWorker(t.db, app.config, redis, { queueNames: ['warehouse-sync'] });
       p = await seedProject(t.db);

@@ -1,0 +1,173 @@
+/**
+ * The warehouse bench's measurements, each run by bench/isolated.ts in its own process (so peak
+ * RSS is that process's own):
+ * - `floor`: bare inserts into the store of events shaped exactly like a sync's output (same
+ *   properties, stamps and 32-hex insert ids), 2000 per transaction — what storing costs alone;
+ * - `sync`: a whole events sync run by the warehouse-sync handler as a worker would (describe,
+ *   count, read, map, validate, store, checkpoint per batch) from a SQLite or Postgres source.
+ */
+import crypto from 'node:crypto';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { configFrom } from '../config/index.js';
+import { runWarehouseSync } from '../jobs/warehouse-sync.handler.js';
+import type { JobContext } from '../jobs/types.js';
+import { createProject } from '../src/accounts/accounts.service.js';
+import { countEvents, insertEvents } from '../src/db/events.repo.js';
+import { createDb, type Db } from '../src/db/knex.js';
+import { migrateLatest } from '../src/db/migrate.js';
+import { insertRunIfFree } from '../src/db/sync-runs.repo.js';
+import { warehouseInsertId } from '../src/domain/warehouse-mapping.js';
+import type { NormalizedEvent } from '../src/domain/event-record.js';
+import { silentLogger } from '../src/lib/logger.js';
+import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
+import type { JobQueues } from '../src/queue/queues.js';
+import { createImport } from '../src/warehouse/imports.service.js';
+import { createSource } from '../src/warehouse/sources.service.js';
+
+export const BASE_MS = Date.UTC(2024, 0, 1);
+export const TABLE = 'bench_events';
+
+/** Source row i (the same in both source kinds). */
+const SQL_ROW = (i: string) =>
+  `${i} AS id, 'event_' || (${i} % 7) AS event, ${BASE_MS} + ${i} * 1000 AS ts, 'user-' || (${i} % 5000) AS user_id, ` +
+  `'/p/' || (${i} % 97) AS url, 'plan-' || (${i} % 3) AS plan, ${i} * 0.5 AS amount`;
+
+/** Builds the SQLite source file (one recursive-CTE statement: seconds for a million rows). */
+export function buildSqliteSource(file: string, rows: number): void {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.exec(`CREATE TABLE ${TABLE} (id INTEGER NOT NULL, event TEXT NOT NULL, ts INTEGER NOT NULL, user_id TEXT, url TEXT, plan TEXT, amount REAL)`);
+  db.exec(`WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < ${rows - 1}) INSERT INTO ${TABLE} SELECT ${SQL_ROW('i')} FROM c`);
+  db.close();
+}
+
+/** Builds the Postgres source table in a fresh schema; returns the schema. */
+export async function buildPostgresSource(url: string, rows: number): Promise<string> {
+  const schema = `whbench_${crypto.randomBytes(4).toString('hex')}`;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query(`CREATE SCHEMA ${schema}`);
+  await c.query(
+    `CREATE TABLE ${schema}.${TABLE} (id bigint NOT NULL, event text NOT NULL, ts bigint NOT NULL, user_id text, url text, plan text, amount double precision)`,
+  );
+  await c.query(`INSERT INTO ${schema}.${TABLE} SELECT ${SQL_ROW('i')} FROM generate_series(0, ${rows - 1}) AS i`);
+  await c.query(`ANALYZE ${schema}.${TABLE}`);
+  await c.end();
+  return schema;
+}
+
+export async function dropPostgresSchema(url: string, schema: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await c.end();
+}
+
+export interface SyncCaseArgs {
+  rows: number;
+  /** The store: a SQLite file path, or a postgres URL with a fresh schema (`storeSchema`). */
+  store: string;
+  storeSchema?: string;
+  source: { type: 'sqlite'; path: string } | { type: 'postgres'; url: string; schema: string };
+}
+
+export interface SyncCaseResult {
+  rows: number;
+  seconds: number;
+  stored: number;
+}
+
+async function storeDb(args: SyncCaseArgs): Promise<Db> {
+  if (!args.storeSchema) return createDb({ DATABASE_URL: args.store });
+  const admin = createDb({ DATABASE_URL: args.store }, { poolMax: 1 });
+  await admin.raw(`CREATE SCHEMA IF NOT EXISTS ${args.storeSchema}`);
+  await admin.destroy();
+  return createDb({ DATABASE_URL: args.store }, { schema: args.storeSchema });
+}
+
+const STAMP = (importId: string, runId: string) => ({
+  $warehouse_import_id: importId,
+  $warehouse_import_job_id: `warehouse-sync-${runId}`,
+  $warehouse_import_run_id: runId,
+  $import: true,
+  $source: 'warehouse-import',
+  $warehouse_type: 'sqlite',
+  $warehouse_table: TABLE,
+});
+
+export async function floor(args: SyncCaseArgs): Promise<SyncCaseResult> {
+  const db = await storeDb(args);
+  await migrateLatest(db);
+  const project = await createProject(db, { name: 'floor' });
+  const runId = crypto.randomUUID();
+  const stamp = STAMP('1', runId);
+  const started = process.hrtime.bigint();
+  for (let b = 0; b < args.rows; b += 2000) {
+    const events: NormalizedEvent[] = [];
+    for (let i = b; i < Math.min(args.rows, b + 2000); i++) {
+      const event = `event_${i % 7}`;
+      const user = `user-${i % 5000}`;
+      const time = BASE_MS + i * 1000;
+      events.push({
+        event,
+        distinctId: user,
+        time,
+        insertId: warehouseInsertId(event, user, time, undefined),
+        properties: { id: i, url: `/p/${i % 97}`, plan: `plan-${i % 3}`, amount: i * 0.5, $user_id: user, ...stamp },
+      });
+    }
+    await db.transaction((trx) => insertEvents(trx, project.id, 'warehouse-import', events, Date.now()));
+  }
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const stored = await countEvents(db, project.id);
+  await db.destroy();
+  return { rows: args.rows, seconds, stored };
+}
+
+export async function sync(args: SyncCaseArgs): Promise<SyncCaseResult> {
+  const secretsKey = crypto.randomBytes(32).toString('hex');
+  const config = configFrom({ DATABASE_URL: args.store, SECRETS_KEY: secretsKey, NODE_ENV: 'test', LOG_LEVEL: 'silent' });
+  const db = await storeDb(args);
+  await migrateLatest(db);
+  const secrets = createSecretBox(secretsKeyFrom(secretsKey));
+  const deps = { db, config, secrets };
+  const project = await createProject(db, { name: 'bench' });
+  const src = args.source;
+  const source = await createSource(deps, project.id, {
+    type: src.type,
+    name: 'bench',
+    config: src.type === 'sqlite' ? { path: src.path } : { connection_string: src.url },
+  });
+  const imp = await createImport(deps, project.id, {
+    warehouse_source_id: source.id,
+    import_type: 'events',
+    table_params: { table: src.type === 'sqlite' ? TABLE : `${src.schema}.${TABLE}` },
+    sync_mode: 'full_sync',
+    schedule: 'api_only',
+    event_column_name: 'event',
+    time_column_name: 'ts',
+    user_column_name: 'user_id',
+  });
+  const runId = crypto.randomUUID();
+  await insertRunIfFree(db, { id: runId, importId: imp.id as number, projectId: project.id, trigger: 'manual', jobId: `warehouse-sync-${runId}`, log: [], now: Date.now() });
+  const ctx: JobContext = {
+    db,
+    log: silentLogger,
+    config,
+    secrets,
+    queues: undefined as unknown as JobQueues, // the handler never enqueues
+    signal: new AbortController().signal,
+    progress: async () => {},
+    logLine: async () => {},
+    attempt: 1,
+    jobId: `warehouse-sync-${runId}`,
+  };
+  const started = process.hrtime.bigint();
+  const outcome = await runWarehouseSync(runId, ctx);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (outcome !== 'succeeded') throw new Error(`sync ended ${outcome}`);
+  const stored = await countEvents(db, project.id);
+  await db.destroy();
+  return { rows: args.rows, seconds, stored };
+}

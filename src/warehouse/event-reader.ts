@@ -1,0 +1,83 @@
+/**
+ * The CPU half of an events sync: read a batch of source rows, map each to an event record,
+ * validate the records (the write path's own validateEvents, strict) and serialise them into the
+ * writer's column form. Pure computation around the connector's stream, so it runs either inline
+ * or on a worker thread (event-reader-thread.ts) while the writer commits the previous batch.
+ */
+import type { ReadSpec, Row, WarehouseConnector } from '../../connectors/warehouse.js';
+import { toEventRows, type EventRows } from '../db/events.repo.js';
+import { compileEventMapper, type EventMapping } from '../domain/warehouse-mapping.js';
+import { compareWatermarks, watermarkValue } from '../domain/warehouse-values.js';
+import { validateEvents } from '../ingest/events.ingest.js';
+import type { Logger } from '../lib/logger.js';
+
+export interface EventReadPlan {
+  spec: ReadSpec;
+  mapping: EventMapping;
+  stamp: Record<string, unknown>;
+  batchSize: number;
+  /** time_based: the column whose greatest value becomes the watermark. */
+  insertTimeColumn?: string;
+}
+
+/** One batch, ready for the writer: rows to insert and the rejected rows (1-based run row numbers). */
+export interface PreparedEventBatch {
+  /** Source rows this batch covers (accepted and rejected). */
+  read: number;
+  rows: EventRows;
+  rejected: { row: number; field: string; message: string }[];
+  /** The greatest insert-time value among the batch's rows. */
+  maxInsertTime?: string | number;
+}
+
+export function prepareEventRows(rows: Row[], firstRow: number, plan: EventReadPlan, map: ReturnType<typeof compileEventMapper>): PreparedEventBatch {
+  const rejected: PreparedEventBatch['rejected'] = [];
+  const records: unknown[] = [];
+  const rowOf: number[] = [];
+  let maxInsertTime: string | number | undefined;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    if (plan.insertTimeColumn !== undefined) {
+      const v = watermarkValue(row[plan.insertTimeColumn]);
+      if (v !== undefined && (maxInsertTime === undefined || compareWatermarks(v, maxInsertTime) > 0)) maxInsertTime = v;
+    }
+    const out = map(row);
+    if (out.ok) {
+      records.push(out.value);
+      rowOf.push(firstRow + i);
+    } else rejected.push({ row: firstRow + i, field: out.field, message: out.message });
+  }
+  // strict: times before 1971 or over an hour ahead are bad values, reported like any other.
+  const { events, rejected: invalid } = validateEvents(records, { strict: true, stamp: plan.stamp, now: Date.now() });
+  for (const r of invalid) rejected.push({ row: rowOf[r.index]!, field: r.field, message: r.message });
+  rejected.sort((a, b) => a.row - b.row);
+  return { read: rows.length, rows: toEventRows(events), rejected, maxInsertTime };
+}
+
+/** Batches of prepared events from `offset` on (1-based row numbers continue from it). */
+export async function* readEventBatches(
+  connector: WarehouseConnector,
+  plan: EventReadPlan,
+  ctx: { log: Pick<Logger, 'info' | 'warn'>; signal: AbortSignal },
+): AsyncIterable<PreparedEventBatch> {
+  const map = compileEventMapper(plan.mapping);
+  let next = (plan.spec.offset ?? 0) + 1;
+  const cctx = { log: ctx.log, signal: ctx.signal };
+  if (connector.streamBatches) {
+    for await (const rows of connector.streamBatches(plan.spec, cctx, plan.batchSize)) {
+      yield prepareEventRows(rows, next, plan, map);
+      next += rows.length;
+    }
+    return;
+  }
+  let rows: Row[] = [];
+  for await (const row of connector.stream(plan.spec, cctx)) {
+    rows.push(row);
+    if (rows.length >= plan.batchSize) {
+      yield prepareEventRows(rows, next, plan, map);
+      next += rows.length;
+      rows = [];
+    }
+  }
+  if (rows.length > 0) yield prepareEventRows(rows, next, plan, map);
+}
