@@ -34,6 +34,8 @@ export interface CaseArgs {
   target: string;
   clients?: number;
   redisUrl?: string;
+  /** Floor only: rows per transaction (default 2000, the request batch size). */
+  txRows?: number;
   /** Extra config for the web app under test (e.g. INGEST_WORKERS). */
   appConfig?: Record<string, string | number>;
 }
@@ -99,7 +101,7 @@ export async function floor(args: CaseArgs): Promise<CaseResult> {
     const { time, distinct_id, $insert_id, ...rest } = e.properties;
     return [o.projectId, e.event, distinct_id as string, (time as number) * 1000, $insert_id as string, JSON.stringify(rest), 'import', now] as const;
   });
-  const chunks = batches(rows, BATCH);
+  const chunks = batches(rows, args.txRows ?? BATCH);
   let seconds: number;
   if (args.kind === 'sqlite') {
     await o.db.destroy();

@@ -12,7 +12,8 @@ import {
 } from '../domain/event-record.js';
 import { insertEventRows, toEventRows, type EventRows } from '../db/events.repo.js';
 import { addUsage } from '../db/usage.repo.js';
-import type { Db, DbOrTrx } from '../db/knex.js';
+import { dialect, type Db, type DbOrTrx } from '../db/knex.js';
+import { sqliteWriteCombiner } from './sqlite-write-combiner.js';
 import { eventsIngested } from '../lib/metrics.js';
 
 export type IngestSource = 'import' | 'track' | 'warehouse-import' | 'migration' | 'batch-import';
@@ -70,7 +71,9 @@ export async function storeEvents(
 
 /**
  * Stores rows prepared off the writer's thread (events-prepare.ts) — validated events with their
- * properties already serialised — in one transaction (or the caller's), counting usage.
+ * properties already serialised — in one transaction (or the caller's), counting usage. On
+ * SQLite, batches arriving together share a commit (sqlite-write-combiner.ts); each call still
+ * returns only after its rows are committed.
  */
 export async function storeEventRows(
   db: DbOrTrx,
@@ -84,7 +87,10 @@ export async function storeEventRows(
     await addUsage(trx, projectId, source, imported, now);
     return imported;
   };
-  const imported = 'isTransaction' in db && db.isTransaction ? await run(db) : await (db as Db).transaction(run);
+  let imported: number;
+  if ('isTransaction' in db && db.isTransaction) imported = await run(db);
+  else if (dialect(db) === 'sqlite') imported = await sqliteWriteCombiner(db as Db).store(projectId, source, rows, now);
+  else imported = await (db as Db).transaction(run);
   eventsIngested.inc({ source }, imported);
   return { imported, deduplicated: rows.event.length - imported };
 }
