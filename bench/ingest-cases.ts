@@ -174,7 +174,8 @@ export async function httpImport(args: CaseArgs): Promise<CaseResult> {
   const app = createApp({ config, db: o.db, log: silentLogger, auth: new Authenticator(o.db), secrets: createSecretBox(secretsKeyFrom(key)), queues, readiness: [] });
   const server = await listen(app, config);
   // Workers start on first use; warm them so their start-up is not in the measurement.
-  if (config.INGEST_WORKERS > 0) await ingestWorkerPool(config.INGEST_WORKERS).warm();
+  const workers = config.INGEST_WORKERS ?? (args.kind === 'sqlite' ? 1 : 0);
+  if (workers > 0) await ingestWorkerPool(workers).warm();
   const c0 = cpuNow();
   const result = await new Promise<{ seconds: number; failures: number; firstError?: string }>((resolve, reject) => {
     const child = fork(path.join(here, 'ingest-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -192,7 +193,7 @@ export async function httpImport(args: CaseArgs): Promise<CaseResult> {
   // Includes the client's set-up time only as idle: the client process's CPU is its own.
   const cpuUsPerEvent = (cpuNow() - c0) / args.n;
   await server.close();
-  await ingestWorkerPool(config.INGEST_WORKERS).close();
+  await ingestWorkerPool(workers).close();
   await queues.close();
   await redis.quit();
   const stored = await countEvents(o.db, o.projectId);

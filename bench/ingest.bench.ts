@@ -4,6 +4,7 @@
  * (b) the ingest write path called directly with 2000-event batches, (c) /import over HTTP with
  * 2000-event gzip batches from concurrent clients. Each row runs in its own process (peak RSS).
  */
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -54,8 +55,8 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number
     { section, name: '(a) floor: prepared inserts of built rows', unit: 'events/s', value: a.rate, peakRssMb: a.peakRssMb, note: `${n} events, 2000 rows/tx, best of ${repeats}; cpu ${a.cpu.toFixed(1)} µs/event` },
     { section, name: "(a') floor, 20000 rows per transaction", unit: 'events/s', value: a20.rate, ratio: ratio(a20.rate), peakRssMb: a20.peakRssMb, note: `reference; cpu ${a20.cpu.toFixed(1)} µs/event` },
     { section, name: '(b) write path (validate+store), 2000/batch', unit: 'events/s', value: b.rate, ratio: ratio(b.rate), peakRssMb: b.peakRssMb, note: `cpu ${b.cpu.toFixed(1)} µs/event` },
-    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients`, unit: 'events/s', value: c.rate, ratio: ratio(c.rate), peakRssMb: c.peakRssMb, note: `1 ingest worker; server cpu ${c.cpu.toFixed(1)} µs/event` },
-    { section, name: '(c) same, parse+validate inline', unit: 'events/s', value: inline.rate, ratio: ratio(inline.rate), peakRssMb: inline.peakRssMb, note: `INGEST_WORKERS=0; server cpu ${inline.cpu.toFixed(1)} µs/event` },
+    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients, 1 worker`, unit: 'events/s', value: c.rate, ratio: ratio(c.rate), peakRssMb: c.peakRssMb, note: `INGEST_WORKERS=1${kind === 'sqlite' ? ' (default)' : ''}; server cpu ${c.cpu.toFixed(1)} µs/event` },
+    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients, inline`, unit: 'events/s', value: inline.rate, ratio: ratio(inline.rate), peakRssMb: inline.peakRssMb, note: `INGEST_WORKERS=0${kind === 'postgres' ? ' (default)' : ''}; server cpu ${inline.cpu.toFixed(1)} µs/event` },
   ];
 }
 
@@ -64,6 +65,7 @@ export const bench: BenchModule = {
   run: async (ctx) => {
     const n = Math.max(4000, Math.round((200_000 * ctx.scale) / 2000) * 2000);
     const repeats = Math.max(1, Number(process.env.BENCH_REPEATS ?? '2'));
+    ctx.log(`ingest: load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     const rows = await section(ctx, 'sqlite', n, 4, repeats);
     if (await pgReachable(ctx.pgUrl)) rows.push(...(await section(ctx, 'postgres', n, 4, repeats)));
     else ctx.log('ingest: Postgres not reachable, skipping its rows');

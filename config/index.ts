@@ -42,8 +42,12 @@ export const configSchema = z.object({
   /** Events per second per project, sustained; bursts up to RATE_LIMIT_BURST events. 0 disables. */
   RATE_LIMIT_EVENTS_PER_SEC: int(30000),
   RATE_LIMIT_BURST: int(120000),
-  /** Worker threads that inflate, parse and validate /import bodies off the writer's thread; 0 = inline. */
-  INGEST_WORKERS: int(1),
+  /**
+   * Worker threads that inflate, parse and validate /import bodies off the writer's thread; 0 =
+   * inline. Unset: 1 on SQLite (frees the single writer's thread), 0 on Postgres (the database
+   * does the writing; a worker only adds copying — see docs/ingestion.md).
+   */
+  INGEST_WORKERS: z.coerce.number().int().nonnegative().optional(),
   /** /import bodies (as sent, compressed or not) smaller than this are prepared inline: a hop costs more. */
   INGEST_WORKER_MIN_BYTES: int(16 * 1024),
 

@@ -9,6 +9,7 @@
  * through the shared payload decoder.
  */
 import type { Express, Request, Response } from 'express';
+import { dialect } from '../../db/knex.js';
 import { prepareEventBatch, type PrepareInput, type PreparedBatch } from '../../ingest/events-prepare.js';
 import { ingestEvents, storeEventRows } from '../../ingest/events.ingest.js';
 import type { AppDeps } from '../deps.js';
@@ -25,7 +26,7 @@ export function mountImport(app: Express, deps: AppDeps): void {
   const { config } = deps;
   const limiter = rateLimiterOf(deps);
   const limits = eventLimitsOf(config);
-  const pool = ingestWorkerPool(config.INGEST_WORKERS);
+  const pool = ingestWorkerPool(config.INGEST_WORKERS ?? (dialect(deps.db) === 'sqlite' ? 1 : 0));
   const payloadLimits = { maxBytes: config.IMPORT_MAX_BYTES, maxRecords: config.IMPORT_MAX_EVENTS };
 
   const legacy = async (req: Request, res: Response, projectId: number, strict: boolean) => {
