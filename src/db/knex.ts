@@ -49,6 +49,10 @@ export function createDb(config: Pick<Config, 'DATABASE_URL'>, options: DbOption
       afterCreate: (conn: { pragma: (s: string) => unknown }, done: (err: Error | null, conn: unknown) => void) => {
         conn.pragma('journal_mode = WAL');
         conn.pragma('synchronous = NORMAL');
+        // Checkpoint every ~40 MB of WAL instead of SQLite's default ~4 MB: a bulk import rewrites
+        // the same index pages many times, and a larger window copies each once — about twice
+        // the insert throughput in bench/ingest.bench.ts.
+        conn.pragma('wal_autocheckpoint = 10000');
         conn.pragma('busy_timeout = 5000');
         conn.pragma('foreign_keys = ON');
         done(null, conn);
