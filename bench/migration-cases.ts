@@ -85,14 +85,14 @@ const PG_INSERT =
 
 type Row = [string, string, number, string, string];
 
-/** The rows a migration of one day stores, built outside any timer. */
-function rowsOfDay(ds: AmplitudeDataset, day: string): Row[] {
-  const records = ds.eventsForDay(day).map((r) => {
+/** The rows a migration stores for these Amplitude records, built outside any timer. */
+function rowsOf(records: Record<string, unknown>[]): Row[] {
+  const events = records.map((r) => {
     const out = transformAmplitudeEvent(r, { migrationId: 'bench' });
     if (!out.ok) throw new Error(out.message);
     return out.record;
   });
-  return validateEvents(records).events.map((e) => [e.event, e.distinctId, e.time, e.insertId, JSON.stringify(e.properties)]);
+  return validateEvents(events).events.map((e) => [e.event, e.distinctId, e.time, e.insertId, JSON.stringify(e.properties)]);
 }
 
 /** The store's floor: bare prepared inserts of built rows, `batch` per transaction. */
@@ -112,10 +112,10 @@ export async function floor(args: MigrationCaseArgs): Promise<MigrationCaseResul
       for (const r of rows) stmt.run(o.projectId, r[0], r[1], r[2], r[3], r[4], 'migration', now);
     });
     for (const day of ds.days()) {
-      const rows = rowsOfDay(ds, day);
-      events += rows.length;
-      for (let i = 0; i < rows.length; i += args.batch) {
-        const chunk = rows.slice(i, i + args.batch);
+      const records = ds.eventsForDay(day);
+      for (let i = 0; i < records.length; i += args.batch) {
+        const chunk = rowsOf(records.slice(i, i + args.batch));
+        events += chunk.length;
         const t0 = performance.now();
         insert(chunk);
         seconds += (performance.now() - t0) / 1000;
@@ -129,10 +129,10 @@ export async function floor(args: MigrationCaseArgs): Promise<MigrationCaseResul
   await client.connect();
   try {
     for (const day of ds.days()) {
-      const rows = rowsOfDay(ds, day);
-      events += rows.length;
-      for (let i = 0; i < rows.length; i += args.batch) {
-        const c = rows.slice(i, i + args.batch);
+      const records = ds.eventsForDay(day);
+      for (let i = 0; i < records.length; i += args.batch) {
+        const c = rowsOf(records.slice(i, i + args.batch));
+        events += c.length;
         const values = [o.projectId, 'migration', now, c.map((r) => r[0]), c.map((r) => r[1]), c.map((r) => r[2]), c.map((r) => r[3]), c.map((r) => r[4])];
         const t0 = performance.now();
         await client.query('BEGIN');

@@ -58,19 +58,49 @@ export interface AmplitudeTransformOptions {
   migrationId: string;
 }
 
-const TIME_RE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|[+-]00:?00)?$/;
+/** Two or four ASCII digits at `at` as a number, or -1. */
+function digits(s: string, at: number, n: number): number {
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v;
+}
 
-/** Amplitude's "2024-01-02 03:04:05.678000" (UTC; ISO 8601 with Z accepted too) → epoch ms. */
+/**
+ * Amplitude's "2024-01-02 03:04:05.678000" (UTC; ISO 8601 with 'T' and 'Z' or +00:00 accepted
+ * too) → epoch ms, microseconds truncated. Hand-parsed: it runs once per migrated event.
+ */
 export function parseAmplitudeTime(value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined;
-  const m = TIME_RE.exec(value.trim());
-  if (!m) return undefined;
-  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
-  const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59) return undefined;
-  const t = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+  const s = value.trim();
+  if (s.length < 19 || s[4] !== '-' || s[7] !== '-' || (s[10] !== ' ' && s[10] !== 'T') || s[13] !== ':' || s[16] !== ':') return undefined;
+  const y = digits(s, 0, 4);
+  const mo = digits(s, 5, 2);
+  const d = digits(s, 8, 2);
+  const h = digits(s, 11, 2);
+  const mi = digits(s, 14, 2);
+  const sec = digits(s, 17, 2);
+  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59) return undefined;
+  let i = 19;
+  let ms = 0;
+  if (s[i] === '.') {
+    let n = 0;
+    for (i += 1; i < s.length && n < 9; i++, n++) {
+      const c = s.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) break;
+      if (n < 3) ms = ms * 10 + c;
+    }
+    if (n === 0) return undefined;
+    if (n < 3) ms *= n === 1 ? 100 : 10;
+  }
+  const zone = s.slice(i);
+  if (zone !== '' && zone !== 'Z' && zone !== '+00:00' && zone !== '+0000' && zone !== '-00:00' && zone !== '-0000') return undefined;
+  const t = Date.UTC(y, mo - 1, d, h, mi, sec, ms);
   // Date.UTC rolls 2024-02-30 over into March: refuse dates that do not exist.
-  if (new Date(t).getUTCDate() !== d) return undefined;
+  if (d > 28 && new Date(t).getUTCDate() !== d) return undefined;
   return t >= 0 ? t : undefined;
 }
 

@@ -16,6 +16,7 @@ export async function countDay(ctx: MigrationRunContext, m: MigrationRow, day: s
   const row = await findDay(ctx.db, m.id, day);
   if (!row || row.status !== 'queued' && row.status !== 'counting') return;
   await updateDay(ctx.db, m.id, day, { status: 'counting', error: null, now: Date.now() });
+  await ctx.progress({ percent: 0, day });
   const client = exportClientFor(m, ctx);
 
   const windows: DayWindow[] = [];
@@ -45,5 +46,6 @@ export async function countDay(ctx: MigrationRunContext, m: MigrationRow, day: s
   }
   const events = windows.reduce((s, w) => s + w.events, 0);
   await updateDay(ctx.db, m.id, day, { status: 'counted', windows, eventsCounted: events, now: Date.now() });
+  await ctx.progress({ percent: 100, day, events_counted: events });
   await ctx.logLine(`${day}: ${events} records in ${windows.filter((w) => w.kind === 'archive').length} archive(s)`);
 }

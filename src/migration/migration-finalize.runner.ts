@@ -42,6 +42,15 @@ async function afterCount(ctx: MigrationRunContext, m: MigrationRow): Promise<st
   const total = (await totalsOf(ctx.db, m.id)).eventsCountedSoFar;
   const max = ctx.config.MIGRATION_MAX_EVENTS;
   const now = Date.now();
+  // A dry run answers the question whatever the answer is (and says whether a real run would go ahead).
+  if (m.dryRun) {
+    if (await transitionPhase(ctx.db, m.id, 'count', 'done', { status: 'succeeded', eventsCounted: total, now })) {
+      const verdict = total > max ? `over the free-migration limit of ${max}: a real run would be refused` : `within the free-migration limit of ${max}`;
+      await note(ctx, m, `dry run: ${total} events in range (${verdict}); nothing loaded`);
+      removeMigrationFiles(ctx.config.MIGRATION_TMP_DIR, m.id);
+    }
+    return 'dry run counted';
+  }
   if (total > max) {
     const error =
       `the source holds ${total.toLocaleString('en-US')} events between ${m.startDate} and ${m.endDate}, over the ` +
@@ -51,13 +60,6 @@ async function afterCount(ctx: MigrationRunContext, m: MigrationRow): Promise<st
       removeMigrationFiles(ctx.config.MIGRATION_TMP_DIR, m.id);
     }
     return 'over the limit';
-  }
-  if (m.dryRun) {
-    if (await transitionPhase(ctx.db, m.id, 'count', 'done', { status: 'succeeded', eventsCounted: total, now })) {
-      await note(ctx, m, `dry run: ${total} events in range; nothing loaded`);
-      removeMigrationFiles(ctx.config.MIGRATION_TMP_DIR, m.id);
-    }
-    return 'dry run counted';
   }
   if (await transitionPhase(ctx.db, m.id, 'count', 'load', { eventsCounted: total, now })) {
     await note(ctx, m, `counted ${total} events; loading`);

@@ -152,6 +152,19 @@ describe.each(dbKinds())('migration run on %s', (kind) => {
       expect(s.status).toBe('failed');
       expect(s.error).toMatch(/holds 12,000 events .* over the free-migration limit of 5,000; nothing was loaded/);
       expect(await countEvents(t.db, p.id)).toBe(0);
+
+      // A dry run still answers with the count, and says a real run would be refused.
+      const dry = await fetch(`${limited.url}/migrate/amplitude`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...creds, SERVICE_TOKEN: p.token, START_DATE: START, END_DATE: END, DRY_RUN: true }),
+      });
+      const dryId = ((await dry.json()) as any).results.migration_id as string;
+      await driveMigrationQueue(t.db, limited.config, limited.queues);
+      const dv = await fetch(`${limited.url}/api/app/projects/${p.id}/migrations/${dryId}`, { headers: { authorization: p.basic } });
+      const d = ((await dv.json()) as any).results;
+      expect(d).toMatchObject({ status: 'succeeded', dry_run_count: 12_000, error: null });
+      expect(d.log.join('\n')).toMatch(/over the free-migration limit of 5000: a real run would be refused/);
     } finally {
       await limited.queues.queues.migration.obliterate({ force: true });
       await limited.close();

@@ -44,10 +44,12 @@ describe('parseAmplitudeTime', () => {
     expect(parseAmplitudeTime('2024-01-02 03:04:05')).toBe(Date.UTC(2024, 0, 2, 3, 4, 5));
     expect(parseAmplitudeTime('2024-01-02 03:04:05.6')).toBe(Date.UTC(2024, 0, 2, 3, 4, 5, 600));
     expect(parseAmplitudeTime('2024-01-02T03:04:05.678Z')).toBe(Date.UTC(2024, 0, 2, 3, 4, 5, 678));
+    expect(parseAmplitudeTime('2024-01-02 03:04:05.123456789+00:00')).toBe(Date.UTC(2024, 0, 2, 3, 4, 5, 123));
+    expect(parseAmplitudeTime(' 2024-02-29 23:59:59.99 ')).toBe(Date.UTC(2024, 1, 29, 23, 59, 59, 990));
   });
 
   it('refuses what is not a real UTC time', () => {
-    for (const bad of ['2024-02-30 00:00:00', '2024-13-01 00:00:00', '2024-01-02 24:00:00', '2024-01-02', 'yesterday', 1704164645000, null, '2024-01-02 03:04:05+02:00']) {
+    for (const bad of ['2023-02-29 00:00:00', '2024-04-31 00:00:00', '2024-01-02 03:04:05.', '2024-01-02 03:04:05x', '2024-01-02 3:04:05', '2024-01-02 03:04:05.1234567890', '2024-02-30 00:00:00', '2024-13-01 00:00:00', '2024-01-02 24:00:00', '2024-01-02', 'yesterday', 1704164645000, null, '2024-01-02 03:04:05+02:00']) {
       expect(parseAmplitudeTime(bad)).toBeUndefined();
     }
   });
