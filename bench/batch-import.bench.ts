@@ -7,25 +7,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { writeEventsFile, type ImportArgs, type ImportResult } from './batch-import-cases.js';
 import { runIsolated } from './isolated.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
+import { pgReachable } from './pg-reachable.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CASES = path.join(here, 'batch-import-cases.ts');
-
-async function pgReachable(url: string | undefined): Promise<boolean> {
-  if (!url) return false;
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await c.connect();
-    await c.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

@@ -5,26 +5,14 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { runIsolated } from './isolated.js';
 import type { ListArgs, ListResult } from './experiments-cases.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
+import { pgReachable } from './pg-reachable.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CASES = path.join(here, 'experiments-cases.ts');
 const REQUESTS = 15;
-
-async function pgReachable(url: string | undefined): Promise<boolean> {
-  if (!url) return false;
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await c.connect();
-    await c.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Nearest-rank percentile. */
 function percentile(values: number[], p: number): number {

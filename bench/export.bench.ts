@@ -5,25 +5,13 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { runIsolated } from './isolated.js';
 import type { ExportArgs, ExportResult, Seeded, SeedArgs } from './export-cases.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
+import { pgReachable } from './pg-reachable.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CASES = path.join(here, 'export-cases.ts');
-
-async function pgReachable(url: string | undefined): Promise<boolean> {
-  if (!url) return false;
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await c.connect();
-    await c.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number): Promise<BenchRow[]> {
   const target = kind === 'sqlite' ? path.join(ctx.tmpDir, 'export.sqlite') : ctx.pgUrl!;

@@ -4,24 +4,12 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { runIsolated } from './isolated.js';
 import type { CaseArgs, CaseResult } from './profiles-cases.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
+import { pgReachable } from './pg-reachable.js';
 
 const CASES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'profiles-cases.ts');
-
-async function pgReachable(url: string | undefined): Promise<boolean> {
-  if (!url) return false;
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await c.connect();
-    await c.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres'): Promise<BenchRow[]> {
   const target = (name: string) => (kind === 'sqlite' ? path.join(ctx.tmpDir, `${name}.sqlite`) : ctx.pgUrl!);

@@ -9,7 +9,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import crypto from 'node:crypto';
-import pg from 'pg';
 import { runIsolated } from './isolated.js';
 import {
   buildPostgresSource,
@@ -19,21 +18,10 @@ import {
   type SyncCaseResult,
 } from './warehouse-sync-cases.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
+import { pgReachable } from './pg-reachable.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CASES = path.join(here, 'warehouse-sync-cases.ts');
-
-async function pgReachable(url: string | undefined): Promise<boolean> {
-  if (!url) return false;
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await c.connect();
-    await c.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 type M = { rate: number; peakRssMb: number };
 
