@@ -7,9 +7,10 @@
  * prepared inline instead — the pool only ever makes requests faster, never fails them. Workers
  * are unref'd and stop after a minute idle, so tests and CLIs are never held open by them.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { prepareEventBatch, type PrepareInput, type PreparedBatch } from '../ingest/events-prepare.js';
 import { ValidationError } from '../lib/errors.js';
+import { startModuleWorker } from '../lib/worker-thread.js';
 
 const IDLE_MS = 60_000;
 
@@ -33,12 +34,7 @@ type Reply =
   | { id: number; ok: false; error: { status: number; message: string; details?: Record<string, unknown> } };
 
 function spawnWorker(): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./ingest-worker.js', here));
-  // Running from TypeScript sources (tsx, vitest): the worker registers tsx before loading its entry.
-  const api = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./ingest-worker.ts', here).href;
-  return new Worker(`import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
+  return startModuleWorker(import.meta.url, 'ingest-worker');
 }
 
 function runInline(input: PrepareInput): Promise<PreparedBatch> {

@@ -9,9 +9,10 @@
  * threads only ever make a load faster, never fail it (a dead thread fails the attempt, which
  * resumes from its checkpoint).
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { RetryableError } from '../lib/errors.js';
 import { decodeWindow, type DecodedBatch, type DecodeRequest } from './window-decoder.js';
+import { startModuleWorker } from '../lib/worker-thread.js';
 
 const IDLE_MS = 60_000;
 /** Batches a thread may decode ahead of the writer. */
@@ -31,12 +32,7 @@ export type FromThread =
 const THREAD_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 };
 
 function spawnThread(): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./window-decoder.worker.js', here), { resourceLimits: THREAD_LIMITS });
-  // Running from TypeScript sources (tsx, vitest): the thread registers tsx before its entry.
-  const api = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./window-decoder.worker.ts', here).href;
-  return new Worker(`import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true, resourceLimits: THREAD_LIMITS });
+  return startModuleWorker(import.meta.url, 'window-decoder.worker', { resourceLimits: THREAD_LIMITS });
 }
 
 interface Thread {

@@ -6,18 +6,14 @@
  * the table's size. An abort of `signal` stops the read (the thread's stream ends, its connector
  * closes) and ends the iteration with WarehouseReadAborted.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { WarehouseError, WarehouseReadAborted } from '../../connectors/warehouse.js';
 import type { PreparedEventBatch } from './event-reader.js';
 import type { ReaderInit, ReaderReply, ReaderRequest } from './event-reader-protocol.js';
+import { startModuleWorker } from '../lib/worker-thread.js';
 
 function spawnReader(): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./event-reader.worker.js', here));
-  // From TypeScript sources (tsx, vitest): register tsx in the thread before loading the entry.
-  const api = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./event-reader.worker.ts', here).href;
-  return new Worker(`import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
+  return startModuleWorker(import.meta.url, 'event-reader.worker');
 }
 
 type Incoming = ReaderReply | { kind: 'exit'; code: number } | { kind: 'crash'; message: string };
