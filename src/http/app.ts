@@ -19,10 +19,13 @@ export function createApp(deps: AppDeps): Express {
     const reqId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) || crypto.randomUUID();
     res.locals.reqId = reqId;
     res.setHeader('x-request-id', reqId);
+    res.locals.log = deps.log.child({ reqId });
     const end = httpRequestDuration.startTimer({ method: req.method });
     res.on('finish', () => {
       const route = (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? 'unmatched' : req.baseUrl || 'other');
-      end({ route: `${req.baseUrl}${typeof route === 'string' ? route : ''}`, status: String(res.statusCode) });
+      const seconds = end({ route: `${req.baseUrl}${typeof route === 'string' ? route : ''}`, status: String(res.statusCode) });
+      // The path only: query strings can carry `data=` payloads and tokens.
+      (res.locals.log as typeof deps.log).info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
     });
     next();
   });
