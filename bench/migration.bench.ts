@@ -10,13 +10,13 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import pg from 'pg';
 import { AmplitudeDataset, type DatasetOptions } from '../test/amplitude-standin/dataset.js';
 import { startAmplitudeStandin } from '../test/amplitude-standin/server.js';
 import { windowOf } from '../connectors/amplitude/export-client.js';
 import { runIsolated } from './isolated.js';
 import type { MigrationCaseArgs, MigrationCaseResult } from './migration-cases.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
+import { pgReachable } from './pg-reachable.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CASES = path.join(here, 'migration-cases.ts');
@@ -41,18 +41,6 @@ function runCapped<T>(args: unknown): Promise<{ result: T; peakRssMb: number }> 
     });
     child.send({ url: pathToFileURL(CASES).href, exportName: 'migration', args });
   });
-}
-
-async function pgReachable(url: string | undefined): Promise<boolean> {
-  if (!url) return false;
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await c.connect();
-    await c.end();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export const bench: BenchModule = {
