@@ -11,10 +11,8 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { configFrom } from '../config/index.js';
 import { Authenticator } from '../src/accounts/authenticator.js';
-import { createProject, createServiceAccount } from '../src/accounts/accounts.service.js';
+import { createServiceAccount } from '../src/accounts/accounts.service.js';
 import { countEvents } from '../src/db/events.repo.js';
-import { createDb, type Db } from '../src/db/knex.js';
-import { migrateLatest } from '../src/db/migrate.js';
 import { createApp } from '../src/http/app.js';
 import { ingestWorkerPool } from '../src/http/ingest-workers.js';
 import { listen } from '../src/http/server.js';
@@ -22,6 +20,7 @@ import { ingestEvents } from '../src/ingest/events.ingest.js';
 import { silentLogger } from '../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
 import { JobQueues, redisConnection } from '../src/queue/queues.js';
+import { FLOOR_PG_INSERT, FLOOR_SQLITE_INSERT, openBenchStore, type BenchStore } from './bench-store.js';
 import { batches, generateEvents } from './ingest-data.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -53,45 +52,9 @@ function cpuNow(): number {
   return u.user + u.system;
 }
 
-interface Opened {
-  db: Db;
-  projectId: number;
-  databaseUrl: string;
-  close: () => Promise<void>;
+function openDb(args: CaseArgs, poolMax?: number): Promise<BenchStore> {
+  return openBenchStore(args.kind, args.target, poolMax);
 }
-
-async function openDb(args: CaseArgs, poolMax?: number): Promise<Opened> {
-  if (args.kind === 'sqlite') {
-    const db = createDb({ DATABASE_URL: args.target });
-    await migrateLatest(db);
-    const p = await createProject(db, { name: 'bench' });
-    return { db, projectId: p.id, databaseUrl: args.target, close: () => db.destroy() };
-  }
-  const schema = `bench_${crypto.randomBytes(5).toString('hex')}`;
-  const admin = createDb({ DATABASE_URL: args.target }, { poolMax: 1 });
-  await admin.raw(`CREATE SCHEMA ${schema}`);
-  const db = createDb({ DATABASE_URL: args.target }, { schema, poolMax });
-  await migrateLatest(db);
-  const p = await createProject(db, { name: 'bench' });
-  const u = new URL(args.target);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    db,
-    projectId: p.id,
-    databaseUrl: u.toString(),
-    close: async () => {
-      await db.destroy();
-      await admin.raw(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.destroy();
-    },
-  };
-}
-
-const SQLITE_INSERT =
-  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING';
-const PG_INSERT =
-  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) ' +
-  'SELECT $1, e, d, t, i, p::jsonb, $2, $3 FROM unnest($4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[]) AS u(e, d, t, i, p) ON CONFLICT DO NOTHING';
 
 /** (a) The floor: rows already built (JSON serialised, ms times), inserted by a bare prepared statement. */
 export async function floor(args: CaseArgs): Promise<CaseResult> {
@@ -107,7 +70,7 @@ export async function floor(args: CaseArgs): Promise<CaseResult> {
     // The very connection createDb configured (WAL, synchronous, checkpoint window): the floor
     // differs from the product only in the code above the statement.
     const conn = (await o.db.client.acquireConnection()) as Database.Database;
-    const stmt = conn.prepare(SQLITE_INSERT);
+    const stmt = conn.prepare(FLOOR_SQLITE_INSERT);
     const insertBatch = conn.transaction((chunk: (typeof rows)[number][]) => {
       for (const r of chunk) stmt.run(...r);
     });
@@ -121,14 +84,14 @@ export async function floor(args: CaseArgs): Promise<CaseResult> {
     await o.close();
     return { events: args.n, seconds, stored, cpuUsPerEvent };
   }
-  const client = new pg.Client({ connectionString: o.databaseUrl });
+  const client = new pg.Client({ connectionString: o.url });
   await client.connect();
   const cols = chunks.map((c) => [c.map((r) => r[1]), c.map((r) => r[2]), c.map((r) => r[3]), c.map((r) => r[4]), c.map((r) => r[5])]);
   const t0 = performance.now();
   const c0 = cpuNow();
   for (const c of cols) {
     await client.query('BEGIN');
-    await client.query({ name: 'ins', text: PG_INSERT, values: [o.projectId, 'import', now, ...c] });
+    await client.query({ name: 'ins', text: FLOOR_PG_INSERT, values: [o.projectId, 'import', now, ...c] });
     await client.query('COMMIT');
   }
   seconds = (performance.now() - t0) / 1000;
@@ -162,7 +125,7 @@ export async function httpImport(args: CaseArgs): Promise<CaseResult> {
     NODE_ENV: 'test',
     PORT: 0,
     HOST: '127.0.0.1',
-    DATABASE_URL: o.databaseUrl,
+    DATABASE_URL: o.url,
     SECRETS_KEY: key,
     LOG_LEVEL: 'silent',
     QUEUE_PREFIX: `bench-${crypto.randomBytes(4).toString('hex')}`,

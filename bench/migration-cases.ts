@@ -14,16 +14,14 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { configFrom } from '../config/index.js';
-import { createProject } from '../src/accounts/accounts.service.js';
 import { countEvents } from '../src/db/events.repo.js';
-import { createDb, type Db } from '../src/db/knex.js';
-import { migrateLatest } from '../src/db/migrate.js';
 import { transformAmplitudeEvent } from '../src/domain/amplitude-transform.js';
 import { validateEvents } from '../src/ingest/events.ingest.js';
 import { silentLogger } from '../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
 import { createMigration } from '../src/migration/migration-create.service.js';
 import { JobQueues, redisConnection } from '../src/queue/queues.js';
+import { FLOOR_PG_INSERT, FLOOR_SQLITE_INSERT, openBenchStore, type BenchStore } from './bench-store.js';
 import { AmplitudeDataset, type DatasetOptions } from '../test/amplitude-standin/dataset.js';
 import { handlers } from '../jobs/index.js';
 import { WorkerRuntime } from '../jobs/worker-runtime.js';
@@ -49,39 +47,9 @@ export interface MigrationCaseResult {
 
 const SECRETS_KEY = crypto.createHash('sha256').update('bench').digest('hex');
 
-async function openDb(args: MigrationCaseArgs): Promise<{ db: Db; projectId: number; token: string; url: string; close: () => Promise<void> }> {
-  if (args.kind === 'sqlite') {
-    const db = createDb({ DATABASE_URL: args.target });
-    await migrateLatest(db);
-    const p = await createProject(db, { name: 'bench' });
-    return { db, projectId: p.id, token: p.token, url: args.target, close: () => db.destroy() };
-  }
-  const schema = `bench_${crypto.randomBytes(5).toString('hex')}`;
-  const admin = createDb({ DATABASE_URL: args.target }, { poolMax: 1 });
-  await admin.raw(`CREATE SCHEMA ${schema}`);
-  const db = createDb({ DATABASE_URL: args.target }, { schema });
-  await migrateLatest(db);
-  const p = await createProject(db, { name: 'bench' });
-  const u = new URL(args.target);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    db,
-    projectId: p.id,
-    token: p.token,
-    url: u.toString(),
-    close: async () => {
-      await db.destroy();
-      await admin.raw(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.destroy();
-    },
-  };
+function openDb(args: MigrationCaseArgs): Promise<BenchStore> {
+  return openBenchStore(args.kind, args.target);
 }
-
-const SQLITE_INSERT =
-  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING';
-const PG_INSERT =
-  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) ' +
-  'SELECT $1, e, d, t, i, p::jsonb, $2, $3 FROM unnest($4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[]) AS u(e, d, t, i, p) ON CONFLICT DO NOTHING';
 
 type Row = [string, string, number, string, string];
 
@@ -107,7 +75,7 @@ export async function floor(args: MigrationCaseArgs): Promise<MigrationCaseResul
     const conn = new Database(args.target);
     conn.pragma('journal_mode = WAL');
     conn.pragma('synchronous = NORMAL');
-    const stmt = conn.prepare(SQLITE_INSERT);
+    const stmt = conn.prepare(FLOOR_SQLITE_INSERT);
     const insert = conn.transaction((rows: Row[]) => {
       for (const r of rows) stmt.run(o.projectId, r[0], r[1], r[2], r[3], r[4], 'migration', now);
     });
@@ -136,7 +104,7 @@ export async function floor(args: MigrationCaseArgs): Promise<MigrationCaseResul
         const values = [o.projectId, 'migration', now, c.map((r) => r[0]), c.map((r) => r[1]), c.map((r) => r[2]), c.map((r) => r[3]), c.map((r) => r[4])];
         const t0 = performance.now();
         await client.query('BEGIN');
-        await client.query({ name: 'ins', text: PG_INSERT, values });
+        await client.query({ name: 'ins', text: FLOOR_PG_INSERT, values });
         await client.query('COMMIT');
         seconds += (performance.now() - t0) / 1000;
       }

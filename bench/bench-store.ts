@@ -1,0 +1,52 @@
+/**
+ * The store a bench measures into: a migrated SQLite file, or a fresh scratch schema in Postgres
+ * (dropped on close), with one project. Also the bare insert statements every "floor" row uses,
+ * so each module's floor writes the same rows the same way.
+ */
+import crypto from 'node:crypto';
+import { createProject } from '../src/accounts/accounts.service.js';
+import { createDb, type Db } from '../src/db/knex.js';
+import { migrateLatest } from '../src/db/migrate.js';
+
+export interface BenchStore {
+  db: Db;
+  projectId: number;
+  token: string;
+  /** A DATABASE_URL another process can use to reach the same store (Postgres: with search_path). */
+  url: string;
+  close: () => Promise<void>;
+}
+
+export async function openBenchStore(kind: 'sqlite' | 'postgres', target: string, poolMax?: number): Promise<BenchStore> {
+  if (kind === 'sqlite') {
+    const db = createDb({ DATABASE_URL: target });
+    await migrateLatest(db);
+    const p = await createProject(db, { name: 'bench' });
+    return { db, projectId: p.id, token: p.token, url: target, close: () => db.destroy() };
+  }
+  const schema = `bench_${crypto.randomBytes(5).toString('hex')}`;
+  const admin = createDb({ DATABASE_URL: target }, { poolMax: 1 });
+  await admin.raw(`CREATE SCHEMA ${schema}`);
+  const db = createDb({ DATABASE_URL: target }, { schema, poolMax });
+  await migrateLatest(db);
+  const p = await createProject(db, { name: 'bench' });
+  const u = new URL(target);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    db,
+    projectId: p.id,
+    token: p.token,
+    url: u.toString(),
+    close: async () => {
+      await db.destroy();
+      await admin.raw(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.destroy();
+    },
+  };
+}
+
+export const FLOOR_SQLITE_INSERT =
+  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING';
+export const FLOOR_PG_INSERT =
+  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) ' +
+  'SELECT $1, e, d, t, i, p::jsonb, $2, $3 FROM unnest($4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[]) AS u(e, d, t, i, p) ON CONFLICT DO NOTHING';
