@@ -16,14 +16,16 @@ import { WorkerRuntime } from '../jobs/worker-runtime.js';
 import { createProject, createServiceAccount } from '../src/accounts/accounts.service.js';
 import { Authenticator } from '../src/accounts/authenticator.js';
 import { findBatchImport } from '../src/db/batch-imports.repo.js';
-import { countEvents } from '../src/db/events.repo.js';
+import { benchEventStore, countEvents } from './bench-store.js';
+import type { EventStore } from '../src/store/event-store.js';
 import { createDb, type Db } from '../src/db/knex.js';
 import { migrateLatest } from '../src/db/migrate.js';
 import { createApp } from '../src/http/app.js';
 import { listen } from '../src/http/server.js';
 import { silentLogger } from '../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
-import { JobQueues, redisConnection } from '../src/queue/queues.js';
+import { JobQueues } from '../src/queue/queues.js';
+import { createRedisConnections } from '../src/queue/redis-connection.js';
 
 export interface ImportArgs {
   kind: 'sqlite' | 'postgres';
@@ -104,12 +106,11 @@ function benchConfig(args: { redisUrl: string; uploadDir?: string }) {
 export async function importFile(args: ImportArgs): Promise<ImportResult> {
   const config = benchConfig(args);
   const { db, drop } = await openDb(args);
-  const redis = redisConnection(config.REDIS_URL);
-  const queues = new JobQueues(redis, config.QUEUE_PREFIX);
+  const queues = new JobQueues(createRedisConnections(config));
   const secrets = createSecretBox(secretsKeyFrom(config.SECRETS_KEY));
-  const app = createApp({ config, db, log: silentLogger, auth: new Authenticator(db), secrets, queues, readiness: [] });
+  const app = createApp({ config, db, events: benchEventStore(db), log: silentLogger, auth: new Authenticator(db), secrets, queues, readiness: [] });
   const server = await listen(app, config);
-  const runtime = new WorkerRuntime({ config, db, log: silentLogger, secrets, queues, handlers, queueNames: ['batch-import'] });
+  const runtime = new WorkerRuntime({ config, db, events: benchEventStore(db), log: silentLogger, secrets, queues, handlers, queueNames: ['batch-import'] });
   let maxHeap = 0;
   const sampler = setInterval(() => (maxHeap = Math.max(maxHeap, process.memoryUsage().heapUsed)), 200);
   try {
@@ -140,7 +141,6 @@ export async function importFile(args: ImportArgs): Promise<ImportResult> {
     await queues.queues['batch-import'].obliterate({ force: true });
     await server.close();
     await queues.close();
-    await redis.quit();
     await drop();
     fs.rmSync(path.join(args.uploadDir), { recursive: true, force: true });
   }
@@ -158,8 +158,7 @@ export interface LatencyArgs {
  */
 export async function enqueueLatency(args: LatencyArgs): Promise<{ ms: number[] }> {
   const config = benchConfig(args);
-  const redis = redisConnection(config.REDIS_URL);
-  const queues = new JobQueues(redis, config.QUEUE_PREFIX);
+  const queues = new JobQueues(createRedisConnections(config));
   const started = new Map<string, number>();
   const stub: JobHandler<'warehouse-sync'> = async (payload) => {
     started.set(payload.runId, performance.now());
@@ -167,6 +166,7 @@ export async function enqueueLatency(args: LatencyArgs): Promise<{ ms: number[] 
   const runtime = new WorkerRuntime({
     config,
     db: undefined as unknown as Db,
+    events: undefined as unknown as EventStore,
     log: silentLogger,
     secrets: createSecretBox(secretsKeyFrom(config.SECRETS_KEY)),
     queues,
@@ -188,6 +188,5 @@ export async function enqueueLatency(args: LatencyArgs): Promise<{ ms: number[] 
     await runtime.close();
     await queues.queues['warehouse-sync'].obliterate({ force: true });
     await queues.close();
-    await redis.quit();
   }
 }

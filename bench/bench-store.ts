@@ -7,6 +7,21 @@ import crypto from 'node:crypto';
 import { createProject } from '../src/accounts/accounts.service.js';
 import { createDb, type Db } from '../src/db/knex.js';
 import { migrateLatest } from '../src/db/migrate.js';
+import { createEventStore } from '../src/store/create-event-store.js';
+import type { EventStore } from '../src/store/event-store.js';
+
+const stores = new WeakMap<Db, EventStore>();
+
+/** The event store a bench writes and counts through (events in the bench database). */
+export function benchEventStore(db: Db): EventStore {
+  let s = stores.get(db);
+  if (!s) stores.set(db, (s = createEventStore({ EVENT_STORE_URL: undefined }, db)));
+  return s;
+}
+
+export function countEvents(db: Db, projectId: number): Promise<number> {
+  return benchEventStore(db).count(projectId);
+}
 
 export interface BenchStore {
   db: Db;

@@ -10,12 +10,14 @@ import { Authenticator } from '../src/accounts/authenticator.js';
 import { createProject, createServiceAccount } from '../src/accounts/accounts.service.js';
 import { insertExperiments, listLiveExperiments } from '../src/db/experiments.repo.js';
 import { createDb, type Db } from '../src/db/knex.js';
+import { benchEventStore } from './bench-store.js';
 import { migrateLatest } from '../src/db/migrate.js';
 import { createApp } from '../src/http/app.js';
 import { listen } from '../src/http/server.js';
 import { silentLogger } from '../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
-import { JobQueues, redisConnection } from '../src/queue/queues.js';
+import { JobQueues } from '../src/queue/queues.js';
+import { createRedisConnections } from '../src/queue/redis-connection.js';
 import { syntheticExperiments } from '../test/helpers/experiments-fixture.js';
 
 export interface ListArgs {
@@ -76,9 +78,8 @@ export async function listLatency(args: ListArgs): Promise<ListResult> {
     LOG_LEVEL: 'silent',
     QUEUE_PREFIX: `bench-${crypto.randomBytes(4).toString('hex')}`,
   });
-  const redis = redisConnection(args.redisUrl);
-  const queues = new JobQueues(redis, config.QUEUE_PREFIX);
-  const app = createApp({ config, db: o.db, log: silentLogger, auth: new Authenticator(o.db), secrets: createSecretBox(secretsKeyFrom(key)), queues, readiness: [] });
+  const queues = new JobQueues(createRedisConnections({ ...config, REDIS_URL: args.redisUrl }));
+  const app = createApp({ config, db: o.db, events: benchEventStore(o.db), log: silentLogger, auth: new Authenticator(o.db), secrets: createSecretBox(secretsKeyFrom(key)), queues, readiness: [] });
   const server = await listen(app, config);
   const url = `http://127.0.0.1:${server.port}/api/app/workspaces/${project.workspace_id}/experiments`;
   const authorization = `Basic ${Buffer.from(`${sa.username}:${sa.secret}`).toString('base64')}`;
@@ -108,7 +109,6 @@ export async function listLatency(args: ListArgs): Promise<ListResult> {
   }
   await server.close();
   await queues.close();
-  await redis.quit();
   await o.close();
   return { http, query, bytes };
 }

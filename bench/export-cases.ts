@@ -10,13 +10,15 @@ import { configFrom } from '../config/index.js';
 import { Authenticator } from '../src/accounts/authenticator.js';
 import { createProject } from '../src/accounts/accounts.service.js';
 import { createDb, type Db } from '../src/db/knex.js';
+import { benchEventStore } from './bench-store.js';
 import { migrateLatest } from '../src/db/migrate.js';
 import { createApp } from '../src/http/app.js';
 import { listen } from '../src/http/server.js';
 import { ingestEvents } from '../src/ingest/events.ingest.js';
 import { silentLogger } from '../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
-import { JobQueues, redisConnection } from '../src/queue/queues.js';
+import { JobQueues } from '../src/queue/queues.js';
+import { createRedisConnections } from '../src/queue/redis-connection.js';
 import { batches, generateEvents } from './ingest-data.js';
 
 export interface SeedArgs {
@@ -48,7 +50,7 @@ export async function seed(args: SeedArgs): Promise<Seeded> {
   const db = open(args.target, schema);
   await migrateLatest(db);
   const p = await createProject(db, { name: 'export bench' });
-  for (const chunk of batches(generateEvents(args.n), 2000)) await ingestEvents(db, p.id, 'import', chunk);
+  for (const chunk of batches(generateEvents(args.n), 2000)) await ingestEvents(benchEventStore(db), p.id, 'import', chunk);
   await db.destroy();
   return { databaseUrl: args.target, schema, projectId: p.id, apiSecret: p.api_secret };
 }
@@ -77,9 +79,8 @@ export async function exportOverHttp(args: ExportArgs): Promise<ExportResult> {
     LOG_LEVEL: 'silent',
     QUEUE_PREFIX: `bench-${crypto.randomBytes(4).toString('hex')}`,
   });
-  const redis = redisConnection(args.redisUrl);
-  const queues = new JobQueues(redis, config.QUEUE_PREFIX);
-  const app = createApp({ config, db, log: silentLogger, auth: new Authenticator(db), secrets: createSecretBox(secretsKeyFrom(key)), queues, readiness: [] });
+  const queues = new JobQueues(createRedisConnections({ ...config, REDIS_URL: args.redisUrl }));
+  const app = createApp({ config, db, events: benchEventStore(db), log: silentLogger, auth: new Authenticator(db), secrets: createSecretBox(secretsKeyFrom(key)), queues, readiness: [] });
   const server = await listen(app, config);
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
   const q = new URLSearchParams({ from_date: day(Date.now() - 32 * 86_400_000), to_date: day(Date.now() + 86_400_000) });
@@ -104,7 +105,6 @@ export async function exportOverHttp(args: ExportArgs): Promise<ExportResult> {
   const seconds = (performance.now() - t0) / 1000;
   await server.close();
   await queues.close();
-  await redis.quit();
   await db.destroy();
   return { events, bytes, seconds };
 }

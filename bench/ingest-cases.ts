@@ -12,14 +12,16 @@ import pg from 'pg';
 import { configFrom } from '../config/index.js';
 import { Authenticator } from '../src/accounts/authenticator.js';
 import { createServiceAccount } from '../src/accounts/accounts.service.js';
-import { countEvents } from '../src/db/events.repo.js';
+import { benchEventStore, countEvents } from './bench-store.js';
 import { createApp } from '../src/http/app.js';
+import { createEventStore } from '../src/store/create-event-store.js';
 import { ingestWorkerPool } from '../src/http/ingest-workers.js';
 import { listen } from '../src/http/server.js';
 import { ingestEvents } from '../src/ingest/events.ingest.js';
 import { silentLogger } from '../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
-import { JobQueues, redisConnection } from '../src/queue/queues.js';
+import { JobQueues } from '../src/queue/queues.js';
+import { createRedisConnections } from '../src/queue/redis-connection.js';
 import { FLOOR_PG_INSERT, FLOOR_SQLITE_INSERT, openBenchStore, type BenchStore } from './bench-store.js';
 import { batches, generateEvents } from './ingest-data.js';
 
@@ -35,8 +37,14 @@ export interface CaseArgs {
   redisUrl?: string;
   /** Floor only: rows per transaction (default 2000, the request batch size). */
   txRows?: number;
+  /** /import only: events go to this ClickHouse event store (EVENT_STORE_URL) instead of the bench database. */
+  eventStoreUrl?: string;
   /** Extra config for the web app under test (e.g. INGEST_WORKERS). */
   appConfig?: Record<string, string | number>;
+  /** /import: events carry $device_id / $user_id (ingest-data.ts). */
+  identity?: boolean;
+  /** /import: the project's ID merge system (original = identity rules off). */
+  idMerge?: 'simplified' | 'original';
 }
 
 export interface CaseResult {
@@ -108,7 +116,7 @@ export async function writePath(args: CaseArgs): Promise<CaseResult> {
   const chunks = batches(generateEvents(args.n), BATCH);
   const t0 = performance.now();
   const c0 = cpuNow();
-  for (const c of chunks) await ingestEvents(o.db, o.projectId, 'import', c, { strict: true });
+  for (const c of chunks) await ingestEvents(benchEventStore(o.db), o.projectId, 'import', c, { strict: true });
   const seconds = (performance.now() - t0) / 1000;
   const cpuUsPerEvent = (cpuNow() - c0) / args.n;
   const stored = await countEvents(o.db, o.projectId);
@@ -120,6 +128,7 @@ export async function writePath(args: CaseArgs): Promise<CaseResult> {
 export async function httpImport(args: CaseArgs): Promise<CaseResult> {
   const o = await openDb(args);
   const sa = await createServiceAccount(o.db, { username: 'bench', projectId: o.projectId, role: 'owner' });
+  if (args.idMerge) await o.db('projects').where({ id: o.projectId }).update({ id_merge: args.idMerge });
   const key = crypto.createHash('sha256').update('bench').digest('hex');
   const config = configFrom({
     NODE_ENV: 'test',
@@ -132,9 +141,9 @@ export async function httpImport(args: CaseArgs): Promise<CaseResult> {
     RATE_LIMIT_EVENTS_PER_SEC: 0,
     ...args.appConfig,
   });
-  const redis = redisConnection(args.redisUrl ?? 'redis://127.0.0.1:6379');
-  const queues = new JobQueues(redis, config.QUEUE_PREFIX);
-  const app = createApp({ config, db: o.db, log: silentLogger, auth: new Authenticator(o.db), secrets: createSecretBox(secretsKeyFrom(key)), queues, readiness: [] });
+  const queues = new JobQueues(createRedisConnections({ ...config, REDIS_URL: args.redisUrl ?? 'redis://127.0.0.1:6379' }));
+  const events = args.eventStoreUrl ? createEventStore({ EVENT_STORE_URL: args.eventStoreUrl }, o.db) : benchEventStore(o.db);
+  const app = createApp({ config, db: o.db, events, log: silentLogger, auth: new Authenticator(o.db), secrets: createSecretBox(secretsKeyFrom(key)), queues, readiness: [] });
   const server = await listen(app, config);
   // Workers start on first use; warm them so their start-up is not in the measurement.
   const workers = config.INGEST_WORKERS ?? (args.kind === 'sqlite' ? 1 : 0);
@@ -151,6 +160,7 @@ export async function httpImport(args: CaseArgs): Promise<CaseResult> {
       n: args.n,
       batch: BATCH,
       clients: args.clients ?? 4,
+      identity: args.identity,
     });
   });
   // Includes the client's set-up time only as idle: the client process's CPU is its own.
@@ -158,8 +168,8 @@ export async function httpImport(args: CaseArgs): Promise<CaseResult> {
   await server.close();
   await ingestWorkerPool(workers).close();
   await queues.close();
-  await redis.quit();
-  const stored = await countEvents(o.db, o.projectId);
+  const stored = await events.count(o.projectId);
+  if (args.eventStoreUrl) await events.close();
   await o.close();
   if (result.failures > 0) throw new Error(`${result.failures} /import requests failed: ${result.firstError}`);
   return { events: args.n, seconds: result.seconds, stored, cpuUsPerEvent };

@@ -11,6 +11,8 @@ interface Job {
   n: number;
   batch: number;
   clients: number;
+  /** Events carry $device_id / $user_id (generateEvents' identity option). */
+  identity?: boolean;
 }
 
 function send(agent: http.Agent, job: Job, body: Buffer): Promise<{ status: number; text: string }> {
@@ -35,7 +37,7 @@ function send(agent: http.Agent, job: Job, body: Buffer): Promise<{ status: numb
 }
 
 process.once('message', async (job: Job) => {
-  const bodies = gzipBatches(generateEvents(job.n), job.batch);
+  const bodies = gzipBatches(generateEvents(job.n, 42, job.identity), job.batch);
   const agent = new http.Agent({ keepAlive: true, maxSockets: job.clients });
   let next = 0;
   let failures = 0;

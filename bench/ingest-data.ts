@@ -4,7 +4,8 @@
  */
 import zlib from 'node:zlib';
 
-function rng(seed: number): () => number {
+/** A small seeded generator (mulberry32): the same numbers in every run. */
+export function rng(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
     s = (s + 0x6d2b79f5) >>> 0;
@@ -24,8 +25,13 @@ export interface BenchEvent {
   properties: Record<string, unknown>;
 }
 
-/** `n` events with 15 properties (time, distinct_id, $insert_id and 12 more), times in seconds. */
-export function generateEvents(n: number, seed = 42): BenchEvent[] {
+/**
+ * `n` events with 15 properties (time, distinct_id, $insert_id and 12 more), times in seconds.
+ * With `identity`, each also carries ids as a browser SDK sends them (docs/identity.md): a third
+ * anonymous (`$device_id` and distinct_id `$device:<id>`, as mixpanel-browser sends), the rest
+ * identified (`$user_id` + `$device_id`, which links the device).
+ */
+export function generateEvents(n: number, seed = 42, identity = false): BenchEvent[] {
   const r = rng(seed);
   const base = Math.floor(Date.now() / 1000) - 30 * 86_400;
   const out: BenchEvent[] = new Array(n);
@@ -50,6 +56,12 @@ export function generateEvents(n: number, seed = 42): BenchEvent[] {
         tags: ['a', `t${i % 7}`],
       },
     };
+    if (identity) {
+      const props = out[i]!.properties;
+      props.$device_id = `dev-${user}-${i % 2}`;
+      if (i % 3 === 0) props.distinct_id = `$device:${props.$device_id}`;
+      else props.$user_id = props.distinct_id;
+    }
   }
   return out;
 }

@@ -14,13 +14,14 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { configFrom } from '../config/index.js';
-import { countEvents } from '../src/db/events.repo.js';
+import { benchEventStore, countEvents } from './bench-store.js';
 import { transformAmplitudeEvent } from '../src/domain/amplitude-transform.js';
 import { validateEvents } from '../src/ingest/events.ingest.js';
 import { silentLogger } from '../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
 import { createMigration } from '../src/migration/migration-create.service.js';
-import { JobQueues, redisConnection } from '../src/queue/queues.js';
+import { JobQueues } from '../src/queue/queues.js';
+import { createRedisConnections } from '../src/queue/redis-connection.js';
 import { FLOOR_PG_INSERT, FLOOR_SQLITE_INSERT, openBenchStore, type BenchStore } from './bench-store.js';
 import { AmplitudeDataset, type DatasetOptions } from '../test/amplitude-standin/dataset.js';
 import { handlers } from '../jobs/index.js';
@@ -134,15 +135,14 @@ export async function migration(args: MigrationCaseArgs): Promise<MigrationCaseR
     MIGRATION_TMP_DIR: tmp,
     MIGRATION_BATCH_EVENTS: args.batch,
   });
-  const redis = redisConnection(config.REDIS_URL);
-  const queues = new JobQueues(redis, prefix);
+  const queues = new JobQueues(createRedisConnections(config));
   let runtime: WorkerRuntime | undefined;
   try {
     const days = ds.days();
     const deps = { db: o.db, config, secrets: createSecretBox(secretsKeyFrom(SECRETS_KEY)), queues, log: silentLogger };
     const body = { SOURCE_TOOL_API_KEY: 'bench-key', SOURCE_TOOL_API_SECRET: 'bench-secret', SERVICE_TOKEN: o.token, START_DATE: days[0], END_DATE: days[days.length - 1] };
     // The real worker runtime, as the worker process runs it (WORKER_CONCURRENCY day jobs at once).
-    runtime = new WorkerRuntime({ config, db: o.db, log: silentLogger, secrets: deps.secrets, queues, handlers, queueNames: ['migration'] }).start();
+    runtime = new WorkerRuntime({ config, db: o.db, events: benchEventStore(o.db), log: silentLogger, secrets: deps.secrets, queues, handlers, queueNames: ['migration'] }).start();
     await runtime.ready();
     const t0 = performance.now();
     const { migration: m } = await createMigration(deps, 'amplitude', body);
@@ -161,7 +161,6 @@ export async function migration(args: MigrationCaseArgs): Promise<MigrationCaseR
     await runtime?.close();
     await queues.queues.migration.obliterate({ force: true });
     await queues.close();
-    await redis.quit();
     await o.close();
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -10,7 +10,7 @@ import { createConnector, definitions } from '../connectors/index.js';
 import { runWarehouseSync } from '../jobs/warehouse-sync.handler.js';
 import type { JobContext } from '../jobs/types.js';
 import { createProject } from '../src/accounts/accounts.service.js';
-import { countEvents } from '../src/db/events.repo.js';
+import { benchEventStore, countEvents } from './bench-store.js';
 import { createDb } from '../src/db/knex.js';
 import { migrateLatest } from '../src/db/migrate.js';
 import { insertRunIfFree } from '../src/db/sync-runs.repo.js';
@@ -73,6 +73,7 @@ export async function sync(args: SnowflakeCaseArgs): Promise<SnowflakeCaseResult
   await insertRunIfFree(db, { id: runId, importId: imp.id as number, projectId: project.id, trigger: 'manual', jobId: `bench-${runId}`, log: [], now: Date.now() });
   const ctx: JobContext = {
     db,
+    events: benchEventStore(db),
     log: silentLogger,
     config,
     secrets,

@@ -13,7 +13,8 @@ import { configFrom } from '../config/index.js';
 import { runWarehouseSync } from '../jobs/warehouse-sync.handler.js';
 import type { JobContext } from '../jobs/types.js';
 import { createProject } from '../src/accounts/accounts.service.js';
-import { countEvents, insertEvents } from '../src/db/events.repo.js';
+import { benchEventStore, countEvents } from './bench-store.js';
+import { toEventRows } from '../src/store/event-rows.js';
 import { createDb, type Db } from '../src/db/knex.js';
 import { migrateLatest } from '../src/db/migrate.js';
 import { insertRunIfFree } from '../src/db/sync-runs.repo.js';
@@ -69,7 +70,13 @@ export interface SyncCaseArgs {
   /** The store: a SQLite file path, or a postgres URL with a fresh schema (`storeSchema`). */
   store: string;
   storeSchema?: string;
-  source: { type: 'sqlite'; path: string } | { type: 'postgres'; url: string; schema: string };
+  source:
+    | { type: 'sqlite'; path: string }
+    | { type: 'postgres' | 'redshift'; url: string; schema: string }
+    /** `url` names the database holding the table. */
+    | { type: 'mysql'; url: string }
+    /** A source given by its API config and the table name its imports use (the cloud stand-ins). */
+    | { type: 'bigquery' | 'databricks'; config: Record<string, unknown>; table: string };
 }
 
 export interface SyncCaseResult {
@@ -78,7 +85,8 @@ export interface SyncCaseResult {
   stored: number;
 }
 
-async function storeDb(args: SyncCaseArgs): Promise<Db> {
+/** The bench's store: a SQLite file, or a fresh schema in the Postgres at `store`. */
+export async function storeDb(args: Pick<SyncCaseArgs, 'store' | 'storeSchema'>): Promise<Db> {
   if (!args.storeSchema) return createDb({ DATABASE_URL: args.store });
   const admin = createDb({ DATABASE_URL: args.store }, { poolMax: 1 });
   await admin.raw(`CREATE SCHEMA IF NOT EXISTS ${args.storeSchema}`);
@@ -117,7 +125,9 @@ export async function floor(args: SyncCaseArgs): Promise<SyncCaseResult> {
         properties: { id: i, url: `/p/${i % 97}`, plan: `plan-${i % 3}`, amount: i * 0.5, $user_id: user, ...stamp },
       });
     }
-    await db.transaction((trx) => insertEvents(trx, project.id, 'warehouse-import', events, Date.now()));
+    await db.transaction((trx) =>
+      benchEventStore(db).writeBatch({ projectId: project.id, source: 'warehouse-import', rows: toEventRows(events), now: Date.now() }, { within: trx }),
+    );
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const stored = await countEvents(db, project.id);
@@ -127,7 +137,8 @@ export async function floor(args: SyncCaseArgs): Promise<SyncCaseResult> {
 
 export async function sync(args: SyncCaseArgs): Promise<SyncCaseResult> {
   const secretsKey = crypto.randomBytes(32).toString('hex');
-  const config = configFrom({ DATABASE_URL: args.store, SECRETS_KEY: secretsKey, NODE_ENV: 'test', LOG_LEVEL: 'silent' });
+  // The bench's sources are on loopback and in a scratch directory: the operator's opt-in.
+  const config = configFrom({ DATABASE_URL: args.store, SECRETS_KEY: secretsKey, NODE_ENV: 'test', LOG_LEVEL: 'silent', SYNC_PARTITION_ROWS: '1000000000', WAREHOUSE_ALLOWED_HOSTS: '127.0.0.1,localhost', WAREHOUSE_SQLITE_ALLOWED_DIRS: '/' });
   const db = await storeDb(args);
   await migrateLatest(db);
   const secrets = createSecretBox(secretsKeyFrom(secretsKey));
@@ -137,12 +148,13 @@ export async function sync(args: SyncCaseArgs): Promise<SyncCaseResult> {
   const source = await createSource(deps, project.id, {
     type: src.type,
     name: 'bench',
-    config: src.type === 'sqlite' ? { path: src.path } : { connection_string: src.url },
+    config: 'config' in src ? src.config : src.type === 'sqlite' ? { path: src.path } : { connection_string: src.url },
   });
+  const table = 'table' in src ? src.table : src.type === 'sqlite' || src.type === 'mysql' ? TABLE : `${src.schema}.${TABLE}`;
   const imp = await createImport(deps, project.id, {
     warehouse_source_id: source.id,
     import_type: 'events',
-    table_params: { table: src.type === 'sqlite' ? TABLE : `${src.schema}.${TABLE}` },
+    table_params: { table },
     sync_mode: 'full_sync',
     schedule: 'api_only',
     event_column_name: 'event',
@@ -153,6 +165,7 @@ export async function sync(args: SyncCaseArgs): Promise<SyncCaseResult> {
   await insertRunIfFree(db, { id: runId, importId: imp.id as number, projectId: project.id, trigger: 'manual', jobId: `warehouse-sync-${runId}`, log: [], now: Date.now() });
   const ctx: JobContext = {
     db,
+    events: benchEventStore(db),
     log: silentLogger,
     config,
     secrets,

@@ -1,14 +1,21 @@
 /**
- * A PostgreSQL database as a warehouse source. Reads run in a READ ONLY, REPEATABLE READ
+ * A PostgreSQL database (or, with REDSHIFT_FLAVOR, Amazon Redshift) as a warehouse source; what
+ * differs between the two is a PgFlavor (pg-flavor.ts). Reads run in a READ ONLY, REPEATABLE READ
  * transaction (a user's query cannot write, and every page sees one snapshot) through a
  * server-side cursor fetched a page at a time: the next page is only requested once the consumer
  * has taken the previous one, so memory holds one page whatever the table's size. An abort
  * cancels the running statement on the server (pg_cancel_backend) instead of waiting for it.
  */
+import { classifyCode } from '../src/lib/error-codes.js';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
+import net from 'node:net';
 import { z } from 'zod';
-import { buildCountQuery, buildProbeQuery, buildReadQuery, POSTGRES_DIALECT, quoteTable } from './sql-builder.js';
+import { connectionStringProblem, parsePostgresConnectionString, type PostgresTarget } from './postgres-options.js';
+import type { ReachGuard } from './reach.js';
+import type { PgFlavor } from './pg-flavor.js';
+import { POSTGRES_FLAVOR } from './postgres-flavor.js';
+import { buildCountQuery, buildProbeQuery, buildReadQuery, buildSplitPointsQuery, distinctPoints, splitTableName } from './sql-builder.js';
 import {
   WarehouseError,
   WarehouseReadAborted,
@@ -24,13 +31,32 @@ export const postgresConfigSchema = z
   .object({
     connection_string: z
       .string({ error: 'config.connection_string is required: postgres://user:password@host:5432/database' })
-      .refine((s) => /^postgres(ql)?:\/\/./.test(s), 'config.connection_string must start with postgres:// or postgresql://'),
+      .superRefine((s, ctx) => {
+        const problem = connectionStringProblem(s);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }),
   })
   .strict();
 
 export type PostgresSourceConfig = z.infer<typeof postgresConfigSchema>;
 
+/** Redshift speaks the PostgreSQL protocol: the same config, default port 5439. */
+export const redshiftConfigSchema = z
+  .object({
+    connection_string: z
+      .string({ error: 'config.connection_string is required: postgres://user:password@cluster.region.redshift.amazonaws.com:5439/database' })
+      .superRefine((s, ctx) => {
+        const problem = connectionStringProblem(s, 5439);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }),
+  })
+  .strict();
+
 export interface PostgresConnectorOptions {
+  /** Where the connection may go (checked on the resolved address before every connect). */
+  reach: ReachGuard;
+  /** PostgreSQL (default) or Redshift. */
+  flavor?: PgFlavor;
   /** Rows fetched per cursor page. */
   pageSize?: number;
   connectTimeoutMs?: number;
@@ -52,14 +78,18 @@ function int8(value: string): number | string {
  * Timestamps stay the server's text (session time zone UTC): exact to the microsecond, so a
  * watermark bound back as a parameter compares exactly, and no local-time shifting happens.
  */
-const typeParsers: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: string) => {
-    if (oid === INT8) return int8;
-    if (oid === NUMERIC) return (v: string) => (Number.isFinite(Number(v)) ? Number(v) : v);
-    if (oid === DATE || oid === TIMESTAMP || oid === TIMESTAMPTZ) return (v: string) => v;
-    return pg.types.getTypeParser(oid, format as 'text');
-  }) as pg.CustomTypesConfig['getTypeParser'],
-};
+function typeParsers(flavor: PgFlavor): pg.CustomTypesConfig {
+  return {
+    getTypeParser: ((oid: number, format?: string) => {
+      const own = flavor.parsers[oid];
+      if (own) return own;
+      if (oid === INT8) return int8;
+      if (oid === NUMERIC) return (v: string) => (Number.isFinite(Number(v)) ? Number(v) : v);
+      if (oid === DATE || oid === TIMESTAMP || oid === TIMESTAMPTZ) return (v: string) => v;
+      return pg.types.getTypeParser(oid, format as 'text');
+    }) as pg.CustomTypesConfig['getTypeParser'],
+  };
+}
 
 /** Scrubs the password of the connection string from a message, should a driver echo it. */
 function safeMessage(err: unknown, connectionString: string): string {
@@ -73,18 +103,37 @@ function safeMessage(err: unknown, connectionString: string): string {
   return msg.split(connectionString).join('postgres://***');
 }
 
-// SQLSTATE classes that no retry fixes: syntax/undefined objects (42), auth (28), bad database (3D), read-only (25).
-const PERMANENT = /^(42|28|3D|25|22)/;
+
+/** What a data engineer should read first, by SQLSTATE or network code. */
+const SQLSTATE_WORDS: Record<string, string> = {
+  '28P01': 'wrong user name or password',
+  '28000': 'login refused (check the user name, password and pg_hba rules)',
+  '3D000': 'database does not exist',
+  '42501': "missing grant (GRANT USAGE on the schema and SELECT on the table to the source's user)",
+  '42P01': 'table not found',
+  '42703': 'column not found',
+  ECONNREFUSED: 'cannot reach the host (connection refused: is the port right and open to this server?)',
+  ETIMEDOUT: 'cannot reach the host (timed out: a firewall may drop this server’s connections)',
+  EHOSTUNREACH: 'cannot reach the host (no route)',
+};
 
 export class PostgresConnector implements WarehouseConnector {
-  readonly type = 'postgres' as const;
+  readonly type: PgFlavor['type'];
+  private readonly flavor: PgFlavor;
+  private readonly types: pg.CustomTypesConfig;
   private readonly pageSize: number;
   private readonly connectTimeoutMs: number;
 
+  private readonly reach: ReachGuard;
+
   constructor(
     private readonly config: PostgresSourceConfig,
-    options: PostgresConnectorOptions = {},
+    options: PostgresConnectorOptions,
   ) {
+    this.reach = options.reach;
+    this.flavor = options.flavor ?? POSTGRES_FLAVOR;
+    this.type = this.flavor.type;
+    this.types = typeParsers(this.flavor);
     this.pageSize = options.pageSize ?? 2000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   }
@@ -93,54 +142,98 @@ export class PostgresConnector implements WarehouseConnector {
     if (err instanceof WarehouseError || err instanceof WarehouseReadAborted) return err as WarehouseError;
     const code = (err as { code?: string }).code;
     const msg = safeMessage(err, this.config.connection_string);
-    const retryable = code ? !PERMANENT.test(code) : !/password|authentication|does not exist|ENOTFOUND|invalid/i.test(msg);
-    return new WarehouseError(`${what}: ${msg}`, retryable);
+    // By SQLSTATE / network code only (src/lib/error-codes.ts); an error without a code (the
+    // driver's "connection terminated") may well pass on the next attempt.
+    const retryable = classifyCode(code) !== 'permanent';
+    const kind = code ? SQLSTATE_WORDS[code] : undefined;
+    return new WarehouseError(`${what}: ${kind ? `${kind}: ` : ''}${msg}`, retryable);
   }
 
-  private async connect(): Promise<pg.Client> {
+  /** A client connected to the checked, resolved address (never to a name resolved again later). */
+  private async open(): Promise<pg.Client> {
+    const target: PostgresTarget = parsePostgresConnectionString(this.config.connection_string, this.flavor.defaultPort);
+    const address = await this.reach.resolve(target.host, target.port);
     const client = new pg.Client({
-      connectionString: this.config.connection_string,
+      host: address,
+      port: target.port,
+      user: target.user,
+      // A function, so pg never falls back to PGPASSWORD or ~/.pgpass of this server.
+      password: async () => target.password,
+      database: target.database,
+      ssl: target.ssl && { ...target.ssl, ...(net.isIP(target.host) ? {} : { servername: target.host }) },
+      options: target.options,
       connectionTimeoutMillis: this.connectTimeoutMs,
       application_name: 'analytics-warehouse-sync',
-      types: typeParsers,
+      types: this.types,
     });
     // An idle client's socket error must not crash the process; the next query reports it.
     client.on('error', () => {});
     try {
       await client.connect();
-      await client.query("SET TIME ZONE 'UTC'");
       return client;
     } catch (err) {
       await client.end().catch(() => {});
-      throw this.wrap(err, 'cannot connect to PostgreSQL');
+      throw err;
     }
   }
 
-  private async with<T>(fn: (client: pg.Client) => Promise<T>, what: string): Promise<T> {
-    const client = await this.connect();
+  /** A session in UTC (read-only by default where the flavor can say so; every statement also runs in BEGIN READ ONLY). */
+  private async connect(): Promise<pg.Client> {
+    let client: pg.Client | undefined;
     try {
+      client = await this.open();
+      for (const sql of this.flavor.sessionSetup) await client.query(sql);
+      return client;
+    } catch (err) {
+      await client?.end().catch(() => {});
+      throw this.wrap(err, `cannot connect to ${this.flavor.label}`);
+    }
+  }
+
+  /** Runs `fn` inside a READ ONLY transaction on a fresh session; an abort of `signal` cancels it on the server. */
+  private async with<T>(fn: (client: pg.Client) => Promise<T>, what: string, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) throw new WarehouseReadAborted();
+    const client = await this.connect();
+    const pid = (client as unknown as { processID: number }).processID;
+    const onAbort = () => void this.cancelBackend(pid);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await client.query('BEGIN READ ONLY');
       return await fn(client);
     } catch (err) {
+      if (signal?.aborted) throw new WarehouseReadAborted();
       throw this.wrap(err, what);
     } finally {
+      signal?.removeEventListener('abort', onAbort);
+      await client.query('ROLLBACK').catch(() => {});
       await client.end().catch(() => {});
     }
   }
 
   async test(): Promise<void> {
-    await this.with(async (c) => void (await c.query('SELECT 1')), 'PostgreSQL connection test failed');
+    await this.with(async (c) => void (await c.query('SELECT 1')), `${this.flavor.label} connection test failed`);
   }
 
   async describe(source: TableRef): Promise<ColumnInfo[]> {
-    return this.with((c) => ('table' in source ? describeTable(c, source.table) : describeQuery(c, source.query)), 'cannot read the source schema');
+    return this.with(
+      (c) => ('table' in source ? describeTable(c, this.flavor, source.table) : describeQuery(c, this.flavor, source.query)),
+      'cannot read the source schema',
+    );
   }
 
-  async count(spec: ReadSpec): Promise<number> {
+  async count(spec: ReadSpec, ctx?: ConnectorContext): Promise<number> {
     return this.with(async (c) => {
-      const q = buildCountQuery(spec, POSTGRES_DIALECT);
+      const q = buildCountQuery(spec, this.flavor.dialect);
       const res = await c.query(q.sql, q.params);
       return Number(res.rows[0].n);
-    }, 'counting source rows failed');
+    }, 'counting source rows failed', ctx?.signal);
+  }
+
+  async splitPoints(spec: ReadSpec, column: string, every: number, ctx?: ConnectorContext): Promise<(string | number)[]> {
+    return this.with(async (c) => {
+      const q = buildSplitPointsQuery(spec, column, every, this.flavor.dialect);
+      return distinctPoints((await c.query(q.sql, q.params)).rows.map((r) => r.v));
+    }, 'planning partitions failed', ctx?.signal);
   }
 
   async *stream(spec: ReadSpec, ctx: ConnectorContext): AsyncIterable<Row> {
@@ -160,8 +253,8 @@ export class PostgresConnector implements WarehouseConnector {
     let cursor: Cursor | undefined;
     try {
       if (ctx.signal.aborted) throw new WarehouseReadAborted();
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const q = buildReadQuery(spec, POSTGRES_DIALECT);
+      await client.query(this.flavor.beginStream);
+      const q = buildReadQuery(spec, this.flavor.dialect);
       cursor = client.query(new Cursor(q.sql, q.params));
       for (;;) {
         let rows: Row[];
@@ -169,7 +262,7 @@ export class PostgresConnector implements WarehouseConnector {
           rows = await cursor.read(size);
         } catch (err) {
           if (cancelled || ctx.signal.aborted) throw new WarehouseReadAborted();
-          throw this.wrap(err, 'reading from PostgreSQL failed');
+          throw this.wrap(err, `reading from ${this.flavor.label} failed`);
         }
         if (rows.length === 0) break;
         yield rows;
@@ -185,60 +278,55 @@ export class PostgresConnector implements WarehouseConnector {
 
   /** Cancels the statement a streaming connection is running, from a second connection. */
   private async cancelBackend(pid: number): Promise<void> {
-    const killer = new pg.Client({ connectionString: this.config.connection_string, connectionTimeoutMillis: this.connectTimeoutMs });
-    killer.on('error', () => {});
+    let killer: pg.Client | undefined;
     try {
-      await killer.connect();
+      killer = await this.open();
       await killer.query('SELECT pg_cancel_backend($1)', [pid]);
     } catch {
       /* the stream ends anyway once the consumer stops pulling */
     } finally {
-      await killer.end().catch(() => {});
+      await killer?.end().catch(() => {});
     }
   }
 
   async close(): Promise<void> {}
 }
 
-async function describeTable(c: pg.Client, table: string): Promise<ColumnInfo[]> {
-  const regclass = await c.query('SELECT to_regclass($1)::oid AS oid', [quoteTable(table)]);
-  const oid = regclass.rows[0]?.oid;
-  if (oid === null || oid === undefined) throw new WarehouseError(`table not found: ${table}`);
-  const res = await c.query(
-    `SELECT attname AS name, format_type(atttypid, atttypmod) AS type, NOT attnotnull AS nullable
-       FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
-    [oid],
-  );
-  return res.rows.map((r) => ({ name: r.name, type: String(r.type).toLowerCase(), nullable: r.nullable }));
+async function describeTable(c: pg.Client, flavor: PgFlavor, table: string): Promise<ColumnInfo[]> {
+  const parts = splitTableName(table);
+  if (parts.length > 2 && flavor.type === 'redshift') throw new WarehouseError(`Redshift table names are [schema.]table, not ${JSON.stringify(table)}`);
+  // database.schema.table: the database is the connection's own.
+  const [schema, name] = parts.length === 1 ? [undefined, parts[0]!] : [parts[parts.length - 2]!, parts[parts.length - 1]!];
+  const cols = await flavor.describeTable(c, schema, name);
+  if (cols.length === 0) throw new WarehouseError(`table not found: ${table}`);
+  return cols;
 }
 
+/** `$1, $2, …` for n values (scalar parameters only: Redshift's leader node has no array types). */
+const placeholders = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${from + i}`).join(', ');
+
 /** A query's columns from a zero-row run; nullability is known for columns taken straight from a table. */
-async function describeQuery(c: pg.Client, query: string): Promise<ColumnInfo[]> {
+async function describeQuery(c: pg.Client, flavor: PgFlavor, query: string): Promise<ColumnInfo[]> {
   let res: pg.QueryResult;
   try {
-    await c.query('BEGIN READ ONLY');
-    res = await c.query(buildProbeQuery({ query }));
+    res = await c.query(buildProbeQuery({ query }, flavor.dialect));
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     const code = (err as { code?: string }).code;
     if (code === '42P01') throw new WarehouseError(`table not found: ${msg}`);
     if (code === '42703') throw new WarehouseError(`column not found: ${msg}`);
+    if (code === '42501') throw new WarehouseError(`missing grant: ${msg} (GRANT SELECT on the table, and USAGE on its schema, to the source's user)`);
     throw new WarehouseError(`the source rejected the query: ${msg}`);
-  } finally {
-    await c.query('ROLLBACK').catch(() => {});
   }
   const fields = res.fields;
-  const types = await c.query('SELECT oid, format_type(oid, NULL) AS name FROM pg_type WHERE oid = ANY($1::oid[])', [
-    [...new Set(fields.map((f) => f.dataTypeID))],
-  ]);
+  const oids = [...new Set(fields.map((f) => f.dataTypeID))];
+  const types = oids.length ? await c.query(`SELECT oid, format_type(oid, NULL) AS name FROM pg_type WHERE oid IN (${placeholders(oids.length)})`, oids) : { rows: [] };
   const typeName = new Map<number, string>(types.rows.map((r) => [Number(r.oid), String(r.name)]));
   const origins = fields.filter((f) => f.tableID > 0);
   const notNull = new Set<string>();
   if (origins.length > 0) {
-    const att = await c.query(
-      'SELECT attrelid, attnum FROM pg_attribute WHERE attnotnull AND (attrelid, attnum) IN (SELECT * FROM unnest($1::oid[], $2::int2[]))',
-      [origins.map((f) => f.tableID), origins.map((f) => f.columnID)],
-    );
+    const pairs = origins.map((_, i) => `(attrelid = $${2 * i + 1} AND attnum = $${2 * i + 2})`).join(' OR ');
+    const att = await c.query(`SELECT attrelid, attnum FROM pg_attribute WHERE attnotnull AND (${pairs})`, origins.flatMap((f) => [f.tableID, f.columnID]));
     for (const r of att.rows) notNull.add(`${r.attrelid}:${r.attnum}`);
   }
   return fields.map((f) => ({

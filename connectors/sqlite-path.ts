@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 
-function real(p: string): string {
+/** The path with every symlink and `..` resolved (what would actually be opened). */
+export function real(p: string): string {
   try {
     return fs.realpathSync(p);
   } catch {
@@ -17,13 +18,12 @@ function real(p: string): string {
 
 function inside(file: string, dir: string): boolean {
   const rel = path.relative(dir, file);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
-export function checkSqlitePath(
-  config: { path: string },
-  settings: Pick<Config, 'DATABASE_URL' | 'WAREHOUSE_SQLITE_ALLOWED_DIRS'>,
-): string | undefined {
+export type SqlitePathSettings = Pick<Config, 'DATABASE_URL' | 'WAREHOUSE_SQLITE_ALLOWED_DIRS'>;
+
+export function checkSqlitePath(config: { path: string }, settings: SqlitePathSettings): string | undefined {
   const file = real(config.path);
   const own = settings.DATABASE_URL.replace(/^sqlite:(\/\/)?/, '');
   if (!/^postgres(ql)?:\/\//.test(own) && own !== ':memory:' && file === real(own)) {

@@ -1,12 +1,17 @@
 /**
- * A SQLite file as a warehouse source: opened read-only (a user's query cannot write), streamed
- * with `iterate()` so only the current row is in memory. Integers beyond 2^53 arrive as strings.
+ * A SQLite file as a warehouse source. Every request (test, describe, count, stream) runs in a
+ * child process (sqlite.child.ts over SqliteReader): better-sqlite3 runs a statement to its end
+ * in native code, and a user's query can make that for ever (a recursive CTE) — in-process it
+ * would freeze the service, and neither a worker thread nor V8 can interrupt native code. A
+ * child is SIGKILLed on abort (the read deadline, shutdown) or close(), whatever it is doing.
+ * Streams flow with back-pressure: the child is at most `PREFETCH` batches ahead of the consumer.
  */
-import fs from 'node:fs';
+import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { buildCountQuery, buildProbeQuery, buildReadQuery, splitTableName, SQLITE_DIALECT } from './sql-builder.js';
+import type { FromChild, SqliteOp, ToChild } from './sqlite-child-protocol.js';
+import type { SqlitePathSettings } from './sqlite-path.js';
 import {
   WarehouseError,
   WarehouseReadAborted,
@@ -21,7 +26,7 @@ import {
 export const sqliteConfigSchema = z
   .object({
     path: z
-      .string({ error: "config.path is required: the absolute path of the SQLite file" })
+      .string({ error: 'config.path is required: the absolute path of the SQLite file' })
       .min(1, 'config.path must not be empty')
       .refine((p) => path.isAbsolute(p), 'config.path must be an absolute path'),
   })
@@ -29,202 +34,196 @@ export const sqliteConfigSchema = z
 
 export type SqliteSourceConfig = z.infer<typeof sqliteConfigSchema>;
 
-/** `stream()`: rows read between checks of the abort signal and yields to the event loop. */
-const YIELD_EVERY = 1000;
+/** Rows per batch of `stream()`. */
+const STREAM_BATCH = 1000;
+/** Batches the child may read ahead of the consumer. */
+const PREFETCH = 2;
 
-function fromBigInt(v: bigint): number | string {
-  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+/** Forks the child entry beside this module: compiled JS as is, TypeScript sources through tsx. */
+function forkChild(): ChildProcess {
+  const ts = import.meta.url.endsWith('.ts');
+  const entry = fileURLToPath(new URL(`./sqlite.child.${ts ? 'ts' : 'js'}`, import.meta.url));
+  return fork(entry, [], {
+    execArgv: ts ? ['--import', import.meta.resolve('tsx')] : [],
+    serialization: 'advanced',
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
 }
 
-/** safeIntegers mode gives every INTEGER as a bigint; keep exact ones as numbers. */
-function normaliseRow(row: Row): Row {
-  for (const k in row) {
-    const v = row[k];
-    if (typeof v === 'bigint') row[k] = fromBigInt(v);
+type Incoming = FromChild | { kind: 'exit'; detail: string };
+
+/** One child process: requests one at a time, messages in order, a kill that always works. */
+class SqliteChild {
+  private readonly child = forkChild();
+  private readonly inbox: Incoming[] = [];
+  private notify?: () => void;
+  private stderr = '';
+  exited = false;
+
+  constructor() {
+    const push = (m: Incoming) => {
+      this.inbox.push(m);
+      this.notify?.();
+    };
+    this.child.on('message', (m: FromChild) => push(m));
+    this.child.stderr?.on('data', (d: Buffer) => {
+      if (this.stderr.length < 4000) this.stderr += d.toString();
+    });
+    this.child.on('exit', (code, signal) => {
+      this.exited = true;
+      push({ kind: 'exit', detail: signal ?? `code ${code}` });
+    });
+    this.child.on('error', (err) => push({ kind: 'exit', detail: err.message }));
+    // An idle child must not keep the service's process alive.
+    this.child.unref();
+    (this.child.channel as { unref?: () => void } | undefined)?.unref?.();
+    (this.child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
   }
-  return row;
+
+  start(config: SqliteSourceConfig, pathSettings: SqlitePathSettings, request: SqliteOp): void {
+    this.inbox.length = 0;
+    this.post({ kind: 'start', path: config.path, pathSettings, request });
+  }
+
+  post(m: ToChild): void {
+    if (this.child.connected) this.child.send(m);
+  }
+
+  async next(): Promise<Incoming> {
+    (this.child.channel as { ref?: () => void } | undefined)?.ref?.();
+    try {
+      while (this.inbox.length === 0) await new Promise<void>((resolve) => (this.notify = resolve));
+      return this.inbox.shift()!;
+    } finally {
+      (this.child.channel as { unref?: () => void } | undefined)?.unref?.();
+    }
+  }
+
+  /** The answer to a one-shot request, or the child's error. */
+  async result(): Promise<unknown> {
+    const m = await this.next();
+    if (m.kind === 'result') return m.value;
+    throw this.failure(m);
+  }
+
+  failure(m: Incoming): Error {
+    if (m.kind === 'error') return m.name === 'WarehouseError' ? new WarehouseError(m.message, m.retryable ?? false) : new Error(m.message);
+    if (m.kind === 'exit') return new Error(`SQLite reader process ended (${m.detail}) before answering${this.stderr ? `: ${this.stderr.trim().split('\n').pop()}` : ''}`);
+    return new Error(`unexpected message from the SQLite reader: ${m.kind}`);
+  }
+
+  kill(): void {
+    if (!this.exited) this.child.kill('SIGKILL');
+  }
 }
 
-function sqliteMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
+/**
+ * Idle children, shared by every SQLite connector of this process (a fork costs tens of
+ * milliseconds, hundreds under load): a request carries its own path and settings, and a child
+ * keeps nothing between requests. A child exits by itself after a minute without work.
+ */
+const idlePool: SqliteChild[] = [];
+// A reader process is ~40 MB compiled (~100 MB under tsx): keep few.
+const MAX_IDLE = 2;
 
 export class SqliteConnector implements WarehouseConnector {
   readonly type = 'sqlite' as const;
+  private readonly busy = new Set<SqliteChild>();
 
-  constructor(private readonly config: SqliteSourceConfig) {}
+  constructor(
+    private readonly config: SqliteSourceConfig,
+    /** The allowed-directories rule, checked again by the child at every open. */
+    private readonly pathSettings: SqlitePathSettings,
+  ) {}
 
-  private open(): Database.Database {
-    const file = this.config.path;
-    let stat: fs.Stats;
-    try {
-      stat = fs.statSync(file);
-    } catch {
-      throw new WarehouseError(`SQLite file not found: ${file}`);
-    }
-    if (!stat.isFile()) throw new WarehouseError(`not a file: ${file}`);
-    try {
-      const db = new Database(file, { readonly: true, fileMustExist: true });
-      // A read must never wait long on a writer's lock in someone else's process.
-      db.pragma('busy_timeout = 5000');
-      return db;
-    } catch (err) {
-      throw new WarehouseError(`cannot open SQLite file ${file}: ${sqliteMessage(err)}`);
-    }
+  private acquire(request: SqliteOp): SqliteChild {
+    let child = idlePool.pop();
+    while (child?.exited) child = idlePool.pop();
+    child ??= new SqliteChild();
+    this.busy.add(child);
+    child.start(this.config, this.pathSettings, request);
+    return child;
   }
 
-  private with<T>(fn: (db: Database.Database) => T): T {
-    const db = this.open();
+  /** A child whose request completed goes back to the pool; one interrupted mid-request is killed. */
+  private release(child: SqliteChild, completed: boolean): void {
+    if (!this.busy.delete(child)) return;
+    if (completed && !child.exited && idlePool.length < MAX_IDLE) idlePool.push(child);
+    else child.kill();
+  }
+
+  /** A one-shot request; an abort of `signal` kills its child. */
+  private async call<T>(request: SqliteOp, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) throw new WarehouseReadAborted();
+    const child = this.acquire(request);
+    const onAbort = () => child.kill();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let completed = false;
     try {
-      return fn(db);
+      const value = (await child.result()) as T;
+      completed = true;
+      return value;
+    } catch (err) {
+      if (signal?.aborted) throw new WarehouseReadAborted();
+      completed = err instanceof WarehouseError && !child.exited;
+      throw err;
     } finally {
-      db.close();
+      signal?.removeEventListener('abort', onAbort);
+      this.release(child, completed);
     }
   }
 
   async test(): Promise<void> {
-    this.with((db) => {
-      try {
-        db.prepare('SELECT count(*) FROM sqlite_master').get();
-      } catch (err) {
-        throw new WarehouseError(`${this.config.path} is not a readable SQLite database: ${sqliteMessage(err)}`);
-      }
-    });
+    await this.call<void>({ op: 'test' });
   }
 
-  async describe(source: TableRef): Promise<ColumnInfo[]> {
-    return this.with((db) => ('table' in source ? describeTable(db, source.table) : describeQuery(db, source.query)));
+  describe(source: TableRef): Promise<ColumnInfo[]> {
+    return this.call<ColumnInfo[]>({ op: 'describe', source });
   }
 
-  async count(spec: ReadSpec): Promise<number> {
-    return this.with((db) => {
-      const q = buildCountQuery(spec, SQLITE_DIALECT);
-      const row = prepare(db, q.sql).get(...q.params) as { n: number };
-      return Number(row.n);
-    });
+  count(spec: ReadSpec, ctx?: ConnectorContext): Promise<number> {
+    return this.call<number>({ op: 'count', spec }, ctx?.signal);
+  }
+
+  splitPoints(spec: ReadSpec, column: string, every: number, ctx?: ConnectorContext): Promise<(string | number)[]> {
+    return this.call<(string | number)[]>({ op: 'splitPoints', spec, column, every }, ctx?.signal);
   }
 
   async *stream(spec: ReadSpec, ctx: ConnectorContext): AsyncIterable<Row> {
-    for await (const batch of this.streamBatches(spec, ctx, YIELD_EVERY)) yield* batch;
+    for await (const batch of this.streamBatches(spec, ctx, STREAM_BATCH)) yield* batch;
   }
 
   async *streamBatches(spec: ReadSpec, ctx: ConnectorContext, size: number): AsyncIterable<Row[]> {
-    const db = this.open();
+    if (ctx.signal.aborted) throw new WarehouseReadAborted();
+    const child = this.acquire({ op: 'stream', spec, size });
+    const onAbort = () => child.kill();
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    let completed = false;
     try {
-      const q = buildReadQuery(withRowidOrder(db, spec), SQLITE_DIALECT);
-      const stmt = prepare(db, q.sql);
-      stmt.safeIntegers(true);
-      const it = stmt.iterate(...q.params) as IterableIterator<Row>;
-      try {
-        for (;;) {
-          if (ctx.signal.aborted) throw new WarehouseReadAborted();
-          const batch: Row[] = [];
-          let done = false;
-          try {
-            while (batch.length < size) {
-              const next = it.next();
-              if (next.done) {
-                done = true;
-                break;
-              }
-              batch.push(normaliseRow(next.value));
-            }
-          } catch (err) {
-            throw new WarehouseError(`reading from SQLite failed: ${sqliteMessage(err)}`, /busy|locked/i.test(sqliteMessage(err)));
-          }
-          if (batch.length > 0) yield batch;
-          if (done) break;
-          // Reading is synchronous: give timers (job lock renewal, signals) a turn between batches.
-          await new Promise<void>((resolve) => setImmediate(resolve));
+      child.post({ kind: 'credit', n: PREFETCH });
+      for (;;) {
+        const m = await child.next();
+        if (ctx.signal.aborted) throw new WarehouseReadAborted();
+        if (m.kind === 'batch') {
+          yield m.rows;
+          child.post({ kind: 'credit', n: 1 });
+        } else if (m.kind === 'done') {
+          completed = true;
+          return;
+        } else {
+          completed = m.kind === 'error';
+          throw child.failure(m);
         }
-      } finally {
-        it.return?.();
       }
     } finally {
-      db.close();
+      ctx.signal.removeEventListener('abort', onAbort);
+      this.release(child, completed);
     }
   }
 
-  async close(): Promise<void> {}
-}
-
-/**
- * A plain rowid table is read in rowid order instead of `orderBy`: deterministic too (the resume
- * offset stays exact), free (no sort of the whole table before the first row), and rows inserted
- * between attempts land after the rows already read rather than shifting them. Window reads,
- * queries, views, WITHOUT ROWID tables and tables with a column named like the rowid keep `orderBy`.
- */
-function withRowidOrder(db: Database.Database, spec: ReadSpec): ReadSpec {
-  if (!spec.orderBy || spec.latestBy || !('table' in spec.source)) return spec;
-  const parts = splitTableName(spec.source.table);
-  if (parts.length > 2) return spec;
-  const [schema, name] = parts.length === 2 ? [parts[0]!, parts[1]!] : ['main', parts[0]!];
-  try {
-    const t = db.prepare('SELECT type, wr FROM pragma_table_list WHERE schema = ? AND name = ?').get(schema, name) as
-      | { type: string; wr: number }
-      | undefined;
-    if (!t || t.type !== 'table' || t.wr !== 0) return spec;
-    const cols = tableColumns(db, name, schema).map((c) => c.name.toLowerCase());
-    if (cols.some((c) => c === 'rowid' || c === '_rowid_' || c === 'oid')) return spec;
-  } catch {
-    return spec;
+  /** Kills the children still running a request of this connector (a deadline passed, or the caller gave up). */
+  async close(): Promise<void> {
+    for (const child of this.busy) child.kill();
+    this.busy.clear();
   }
-  return { ...spec, orderBy: ['rowid'] };
-}
-
-function prepare(db: Database.Database, sql: string): Database.Statement {
-  try {
-    return db.prepare(sql);
-  } catch (err) {
-    const msg = sqliteMessage(err);
-    if (/no such table/i.test(msg)) throw new WarehouseError(`table not found: ${msg.replace(/^no such table:\s*/i, '')}`);
-    if (/no such column/i.test(msg)) throw new WarehouseError(`column not found: ${msg.replace(/^no such column:\s*/i, '')}`);
-    throw new WarehouseError(`the source rejected the query: ${msg}`);
-  }
-}
-
-interface PragmaColumn {
-  name: string;
-  type: string;
-  notnull: number;
-  pk: number;
-}
-
-function tableColumns(db: Database.Database, table: string, schema: string | undefined): PragmaColumn[] {
-  return (schema
-    ? db.prepare('SELECT name, type, "notnull", pk FROM pragma_table_info(?, ?)').all(table, schema)
-    : db.prepare('SELECT name, type, "notnull", pk FROM pragma_table_info(?)').all(table)) as PragmaColumn[];
-}
-
-function toColumnInfo(c: PragmaColumn, primaryKeyCount: number): ColumnInfo {
-  // An INTEGER PRIMARY KEY is the rowid: never null even without NOT NULL.
-  const rowid = c.pk === 1 && primaryKeyCount === 1 && c.type.toLowerCase() === 'integer';
-  return { name: c.name, type: (c.type || 'any').toLowerCase(), nullable: c.notnull === 0 && !rowid };
-}
-
-function describeTable(db: Database.Database, table: string): ColumnInfo[] {
-  const parts = splitTableName(table);
-  if (parts.length > 2) throw new WarehouseError(`SQLite table names are [schema.]table, not ${JSON.stringify(table)}`);
-  const [schema, name] = parts.length === 2 ? [parts[0], parts[1]!] : [undefined, parts[0]!];
-  const cols = tableColumns(db, name, schema);
-  if (cols.length === 0) throw new WarehouseError(`table not found: ${table}`);
-  const pks = cols.filter((c) => c.pk > 0).length;
-  return cols.map((c) => toColumnInfo(c, pks));
-}
-
-/** A query's columns; nullability is known when a column comes straight from a table column. */
-function describeQuery(db: Database.Database, query: string): ColumnInfo[] {
-  const stmt = prepare(db, buildProbeQuery({ query }));
-  const cache = new Map<string, PragmaColumn[]>();
-  return stmt.columns().map((c) => {
-    let info: ColumnInfo = { name: c.name, type: (c.type ?? 'any').toLowerCase(), nullable: true };
-    if (c.table && c.column) {
-      const key = `${c.database}.${c.table}`;
-      if (!cache.has(key)) cache.set(key, tableColumns(db, c.table, c.database ?? undefined));
-      const cols = cache.get(key)!;
-      const origin = cols.find((o) => o.name === c.column);
-      if (origin) info = { ...toColumnInfo(origin, cols.filter((o) => o.pk > 0).length), name: c.name };
-    }
-    return info;
-  });
 }

@@ -35,6 +35,20 @@ export interface ReadSpec {
    * The sync passes the columns `describe()` returned, so window helper columns never leak out.
    */
   columns?: string[];
+  /**
+   * Additive: only rows whose `column` lies in [from, to) — one partition of a large run, pushed
+   * down into the source's WHERE (inside the window query for `latestBy`, so a key's rows stay
+   * together when `column` is the key). An absent bound is open; `nulls` also takes the rows
+   * whose `column` is NULL (the first partition does, so every row is in exactly one partition).
+   */
+  range?: KeyRange;
+}
+
+export interface KeyRange {
+  column: string;
+  from?: string | number;
+  to?: string | number;
+  nulls?: boolean;
 }
 
 export interface ConnectorContext {
@@ -44,7 +58,7 @@ export interface ConnectorContext {
 }
 
 export interface WarehouseConnector {
-  readonly type: 'sqlite' | 'postgres' | 'snowflake';
+  readonly type: 'sqlite' | 'postgres' | 'snowflake' | 'mysql' | 'redshift' | 'bigquery' | 'databricks';
   /** Connects and runs a trivial query; throws with a clear message on bad credentials or host. */
   test(): Promise<void>;
   /** The columns of a table or of a query's result. Throws when the table does not exist. */
@@ -63,6 +77,13 @@ export interface WarehouseConnector {
    * so an implementation may return an estimate, or leave the method out (progress then shows rows read).
    */
   count?(spec: ReadSpec, ctx: ConnectorContext): Promise<number>;
+  /**
+   * Additive, optional: split points for partitioning a large run — the non-null values of
+   * `column` at every `every`-th position of the rows of `spec` in `column` order (one window
+   * query in the source). Equal neighbours are dropped, so a value shared by many rows makes a
+   * larger partition. Without it a run is never partitioned.
+   */
+  splitPoints?(spec: ReadSpec, column: string, every: number, ctx: ConnectorContext): Promise<(string | number)[]>;
   close(): Promise<void>;
 }
 

@@ -16,13 +16,14 @@ import { recordFromCsv, recordFromJson } from '../src/domain/batch-record.js';
 import { BATCH_CHUNK_RECORDS, commitChunk, excerpt, type PendingChunk } from '../src/ingest/batch-import.chunk.js';
 import { BatchFileError, readUnits } from '../src/ingest/batch-file.reader.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
-import { jobCatalog } from '../src/queue/catalog.js';
+import { isFinalAttempt } from '../src/runs/failure.js';
+import { enqueueBatchFlow, isPartitioned, planBatchPartitions } from './batch-import.partition.js';
 import type { JobContext, JobHandler } from './types.js';
 
 /** Dashboard log lines: one every this many chunks (plus start, resume and end). */
 const LOG_EVERY_CHUNKS = 10;
 
-export type BatchImportOutcome = 'succeeded' | 'interrupted' | 'already-finished' | 'superseded';
+export type BatchImportOutcome = 'succeeded' | 'interrupted' | 'already-finished' | 'superseded' | 'partitioned';
 
 function percentOf(done: number, total: number): number {
   return total === 0 ? 100 : Math.min(100, Math.floor((done / total) * 1000) / 10);
@@ -55,6 +56,12 @@ export const batchImportHandler: JobHandler<'batch-import'> = async ({ importId 
     throw new PermanentError('uploaded file missing');
   }
   try {
+    // A large uncompressed NDJSON file is split into byte ranges that any worker takes.
+    if (await isPartitioned(ctx.db, run.id)) {
+      await enqueueBatchFlow(run, ctx);
+      return 'partitioned';
+    }
+    if (await planBatchPartitions(run, ctx)) return 'partitioned';
     return await importFile(run, ctx);
   } catch (err) {
     if (err instanceof BatchFileError) {
@@ -62,7 +69,7 @@ export const batchImportHandler: JobHandler<'batch-import'> = async ({ importId 
       throw new PermanentError(err.message);
     }
     if (err instanceof PermanentError) throw err;
-    if (ctx.attempt >= jobCatalog['batch-import'].attempts && !ctx.signal.aborted) {
+    if (isFinalAttempt('batch-import', ctx.attempt) && !ctx.signal.aborted) {
       await fail(ctx, run, `gave up after ${ctx.attempt} attempts: ${errorMessage(err)}`).catch(() => {});
     } else {
       await appendRunLog(ctx.db, run.id, `attempt ${ctx.attempt} failed: ${errorMessage(err)}`, Date.now()).catch(() => {});
@@ -83,7 +90,7 @@ async function importFile(run: BatchImport, ctx: JobContext): Promise<BatchImpor
 
   const flush = async (): Promise<'ok' | 'interrupted' | 'superseded'> => {
     if (ctx.signal.aborted) return 'interrupted';
-    const result = await commitChunk(ctx.db, run, chunk, Date.now());
+    const result = await commitChunk(ctx.db, ctx.events, run, chunk, Date.now());
     if (!result.committed) return 'superseded';
     done = chunk.from + chunk.units;
     chunks += 1;

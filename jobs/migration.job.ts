@@ -4,11 +4,11 @@
  */
 import { runMigrationDay } from '../src/migration/migration-day.runner.js';
 import { runMigrationFinalize } from '../src/migration/migration-finalize.runner.js';
-import { jobCatalog } from '../src/queue/catalog.js';
+import { isFinalAttempt } from '../src/runs/failure.js';
 import type { JobHandler } from './types.js';
 
 export const migrationDayHandler: JobHandler<'migration-day'> = (payload, ctx) =>
-  runMigrationDay(payload, ctx, { maxAttempts: jobCatalog['migration-day'].attempts });
+  runMigrationDay(payload, ctx, { finalAttempt: isFinalAttempt('migration-day', ctx.attempt) });
 
 export const migrationFinalizeHandler: JobHandler<'migration-finalize'> = (payload, ctx) =>
-  runMigrationFinalize(payload, ctx, { maxAttempts: jobCatalog['migration-finalize'].attempts });
+  runMigrationFinalize(payload, ctx, { finalAttempt: isFinalAttempt('migration-finalize', ctx.attempt) });

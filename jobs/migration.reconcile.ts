@@ -7,16 +7,17 @@ import { findMigration, listDays, unfinishedMigrations } from '../src/db/migrati
 import { failMigration } from '../src/migration/migration-day.runner.js';
 import { countedJobId, countJobId, finalizeJobId, loadJobId } from '../src/migration/migration-job-ids.js';
 import { silentLogger } from '../src/lib/logger.js';
-import type { ReconcileSource, UnfinishedRun } from './reconcile-sources.js';
+import { migrationLabel } from '../src/queue/job-labels.js';
+import type { RunSource, UnfinishedRun } from '../src/runs/run-source.js';
 
-export const migrationsReconcileSource: ReconcileSource = {
+export const migrationsReconcileSource: RunSource = {
   name: 'migrations',
   findUnfinished: async (db) => {
     const out: UnfinishedRun[] = [];
     for (const m of await unfinishedMigrations(db)) {
       const days = await listDays(db, m.id);
-      const step = (jobId: string): UnfinishedRun => ({ jobName: 'migration-finalize', jobId, payload: { migrationId: m.id } });
-      const day = (jobId: string, d: string): UnfinishedRun => ({ jobName: 'migration-day', jobId, payload: { migrationId: m.id, day: d } });
+      const step = (jobId: string): UnfinishedRun => ({ jobName: 'migration-finalize', jobId, payload: { migrationId: m.id }, label: migrationLabel(m.projectId, m.id, m.phase) });
+      const day = (jobId: string, d: string): UnfinishedRun => ({ jobName: 'migration-day', jobId, payload: { migrationId: m.id, day: d }, label: migrationLabel(m.projectId, m.id, `${m.phase} ${d}`) });
       if (m.phase === 'count') {
         const pending = days.filter((d) => d.status === 'queued' || d.status === 'counting');
         if (pending.length > 0) out.push(...pending.map((d) => day(countJobId(m.id, d.day), d.day)));

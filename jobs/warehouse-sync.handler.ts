@@ -11,32 +11,30 @@
  * and lets BullMQ retry. Shutdown (ctx.signal): the current batch commits, the run goes back to
  * QUEUED, and the worker runtime hands the job back.
  */
-import { WarehouseError, WarehouseReadAborted, type Row, type WarehouseConnector } from '../connectors/warehouse.js';
+import { WarehouseDeadlineExceeded } from '../connectors/deadline.js';
+import type { WarehouseConnector } from '../connectors/warehouse.js';
 import { findProjectById } from '../src/db/accounts.repo.js';
 import { finishRun, findRun, startAttempt, ACTIVE_STATUSES, type SyncCheckpoint, type SyncRun } from '../src/db/sync-runs.repo.js';
 import { findImport, findSource, setWatermark, type WarehouseImport, type WarehouseSource } from '../src/db/warehouse.repo.js';
 import { appendLog, logLine } from '../src/domain/sync-log.js';
 import { compareWatermarks } from '../src/domain/warehouse-values.js';
 import { schemaProblems } from '../src/domain/warehouse-import.js';
-import { compileProfileMapper, type EventMapping } from '../src/domain/warehouse-mapping.js';
-import type { ImportDefinition } from '../src/domain/warehouse-import.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
-import { jobCatalog } from '../src/queue/catalog.js';
+import { classifyError, isFinalAttempt } from '../src/runs/failure.js';
+import { workerId } from '../src/runs/partitions.js';
 import { syncLookupTable } from '../src/warehouse/lookup-sync.js';
 import { readSpecFor, tableLabel } from '../src/warehouse/read-spec.js';
-import { readEventBatches, type EventReadPlan } from '../src/warehouse/event-reader.js';
-import { readEventBatchesInThread } from '../src/warehouse/event-reader-thread.js';
-import { connectorFor, openSourceConfig } from '../src/warehouse/sources.service.js';
-import { commitBatch, commitEventBatch, type BatchWriter } from '../src/warehouse/sync-batch.js';
+import { connectorFor } from '../src/warehouse/sources.service.js';
+import { runRecorder } from '../src/warehouse/sync-batch.js';
 import { SyncState } from '../src/warehouse/sync-state.js';
 import type { JobContext } from './types.js';
+import { enqueuePartitionFlow, planPartitions } from './warehouse-sync.partition.js';
+import { readAndCommit, Superseded } from './warehouse-sync.read.js';
 
-export type SyncOutcome = 'succeeded' | 'interrupted' | 'already-finished' | 'cancelled' | 'missing';
+export type SyncOutcome = 'succeeded' | 'interrupted' | 'already-finished' | 'cancelled' | 'missing' | 'partitioned';
 
 /** Progress lines in the log: at every 10% (or every this many rows when the total is unknown). */
 const LOG_EVERY_ROWS = 100_000;
-
-class Superseded extends Error {}
 
 interface Loaded {
   run: SyncRun;
@@ -69,7 +67,7 @@ export async function runWarehouseSync(runId: string, ctx: JobContext): Promise<
       : `attempt ${attempt} (job ${ctx.jobId}): started, reading ${source.type} ${tableLabel(imp.definition)}` +
         (checkpoint.after !== null && checkpoint.after !== undefined ? ` where ${imp.definition.insert_time_column_name} > ${JSON.stringify(checkpoint.after)}` : '');
   const log = appendLog(run.log, [logLine(now, startLine)]);
-  if (!(await startAttempt(ctx.db, runId, attempt, { checkpoint, log, now }))) return 'already-finished';
+  if (!(await startAttempt(ctx.db, runId, attempt, { checkpoint, log, now, worker: workerId() }))) return 'already-finished';
   await ctx.logLine(startLine);
   const state = new SyncState(run, checkpoint, log);
 
@@ -79,9 +77,7 @@ export async function runWarehouseSync(runId: string, ctx: JobContext): Promise<
     if (err instanceof Superseded) throw new RetryableError(`run ${runId} was taken over by a newer attempt or cancelled`);
     const message = errorMessage(err);
     const aborted = ctx.signal.aborted && !(err instanceof PermanentError);
-    const permanent =
-      !aborted &&
-      (err instanceof PermanentError || (err instanceof WarehouseError && !err.retryable) || ctx.attempt >= jobCatalog['warehouse-sync'].attempts);
+    const permanent = !aborted && (classifyError(err) === 'permanent' || isFinalAttempt('warehouse-sync', ctx.attempt));
     const line = aborted
       ? `interrupted after row ${state.offset} (shutdown); will resume`
       : permanent
@@ -99,6 +95,11 @@ export async function runWarehouseSync(runId: string, ctx: JobContext): Promise<
 }
 
 async function sync({ run, imp, source }: Loaded, attempt: number, state: SyncState, ctx: JobContext): Promise<SyncOutcome> {
+  if (state.checkpoint.partitions) {
+    // Planned by an earlier attempt: the partitions carry the run now; re-enqueue what Redis lost.
+    await enqueuePartitionFlow(run, imp, ctx);
+    return 'partitioned';
+  }
   const project = await findProjectById(ctx.db, imp.projectId);
   if (project && project.idMerge !== 'simplified') {
     throw new PermanentError(`project ${imp.projectId} is not on the simplified ID merge system; warehouse imports need it`);
@@ -114,6 +115,8 @@ async function sync({ run, imp, source }: Loaded, attempt: number, state: SyncSt
     const cctx = { log: ctx.log, signal: ctx.signal };
     if (state.rowsTotal === null && connector.count) {
       state.rowsTotal = await connector.count(spec, cctx).catch((err: unknown) => {
+        // A count past the read deadline means the read itself would be too: fail now, not after a second deadline.
+        if (err instanceof WarehouseDeadlineExceeded) throw err;
         ctx.log.warn({ err: errorMessage(err) }, 'warehouse sync: row count failed; progress shows rows read only');
         return null;
       });
@@ -141,9 +144,8 @@ async function sync({ run, imp, source }: Loaded, attempt: number, state: SyncSt
       return succeed(run, imp, attempt, state, ctx);
     }
 
-    const insertTimeColumn = def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined;
-    const batchSize = ctx.config.WAREHOUSE_BATCH_SIZE;
-    const from = { ...spec, offset: state.offset };
+    if (await planPartitions({ run, imp, attempt, state, connector, spec }, ctx)) return 'partitioned';
+
     let nextLogAt = nextMilestone(state);
     const afterCommit = async () => {
       await ctx.progress({ percent: state.percent(), rows_read: state.counts.rowsRead, rows_total: state.rowsTotal });
@@ -152,100 +154,12 @@ async function sync({ run, imp, source }: Loaded, attempt: number, state: SyncSt
         nextLogAt = nextMilestone(state);
       }
     };
-
-    if (def.import_type === 'events') {
-      const plan: EventReadPlan = { spec: from, mapping: eventMapping(def), stamp: eventStamp(run, imp, source), batchSize, insertTimeColumn };
-      const batches = useReaderThread(ctx, state)
-        ? readEventBatchesInThread({ type: source.type, config: openSourceConfig(ctx.secrets, source), settings: ctx.config, plan }, ctx.signal)
-        : readEventBatches(connector, plan, cctx);
-      try {
-        for await (const batch of batches) {
-          if (!(await commitEventBatch({ db: ctx.db, runId: run.id, attempt, projectId: imp.projectId }, state, batch))) throw new Superseded();
-          await afterCommit();
-          if (ctx.signal.aborted) return interrupted(run.id, attempt, state, ctx);
-        }
-      } catch (err) {
-        if (err instanceof WarehouseReadAborted) return interrupted(run.id, attempt, state, ctx);
-        throw err;
-      }
-      return succeed(run, imp, attempt, state, ctx);
-    }
-
-    const bc = { db: ctx.db, runId: run.id, attempt, projectId: imp.projectId, writer: profileWriter(def), insertTimeColumn };
-    let batch: Row[] = [];
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const rows = batch;
-      batch = [];
-      if (!(await commitBatch(bc, state, rows))) throw new Superseded();
-      await afterCommit();
-    };
-    try {
-      for await (const row of connector.stream(from, cctx)) {
-        batch.push(row);
-        if (batch.length >= batchSize) {
-          await flush();
-          if (ctx.signal.aborted) return interrupted(run.id, attempt, state, ctx);
-        }
-      }
-    } catch (err) {
-      if (!(err instanceof WarehouseReadAborted)) throw err;
-      await flush(); // keep what was read before the abort
-      return interrupted(run.id, attempt, state, ctx);
-    }
-    await flush();
+    const read = { run, imp, source, connector, spec: { ...spec, offset: state.offset }, state, record: runRecorder(run.id, attempt), afterCommit };
+    if ((await readAndCommit(read, ctx)) === 'interrupted') return interrupted(run.id, attempt, state, ctx);
     return succeed(run, imp, attempt, state, ctx);
   } finally {
     await connector?.close().catch(() => {});
   }
-}
-
-function eventMapping(def: ImportDefinition): EventMapping {
-  return {
-    eventName: def.event_name,
-    eventColumn: def.event_column_name,
-    timeColumn: def.time_column_name!,
-    insertIdColumn: def.insert_id_column_name,
-    userColumn: def.user_column_name,
-    distinctIdColumn: def.distinct_id_column_name,
-    deviceColumn: def.device_column_name,
-    jsonColumns: def.json_properties_column_name,
-  };
-}
-
-/** The properties stamped on every event a sync loads (seed §2.6). */
-function eventStamp(run: SyncRun, imp: WarehouseImport, source: WarehouseSource): Record<string, unknown> {
-  return {
-    $warehouse_import_id: String(imp.id),
-    $warehouse_import_job_id: run.jobId,
-    $warehouse_import_run_id: run.id,
-    $import: true,
-    $source: 'warehouse-import',
-    $warehouse_type: source.type,
-    $warehouse_table: tableLabel(imp.definition),
-  };
-}
-
-function profileWriter(def: ImportDefinition): BatchWriter {
-  const kind = def.import_type as 'people' | 'groups';
-  return {
-    kind,
-    map: compileProfileMapper({
-      idColumn: kind === 'people' ? def.user_column_name! : def.group_id_column!,
-      groupKey: kind === 'groups' ? def.group_key : undefined,
-      timeColumn: def.time_column_name!,
-      jsonColumns: def.json_properties_column_name,
-    }),
-  };
-}
-
-/** A reader thread pays off once the sync is big enough to amortise starting it. */
-const READER_THREAD_MIN_ROWS = 20_000;
-
-function useReaderThread(ctx: JobContext, state: SyncState): boolean {
-  const mode = ctx.config.WAREHOUSE_READER_THREAD;
-  if (mode !== 'auto') return mode === 'on';
-  return state.rowsTotal === null || state.rowsTotal - state.offset >= READER_THREAD_MIN_ROWS;
 }
 
 function nextMilestone(state: SyncState): number {

@@ -11,16 +11,18 @@
  * - A lost lock (Redis lost the job) aborts that handler's signal too; SQL fencing in the
  *   handler keeps a second copy of the job from doubling anything.
  */
-import { Redis } from 'ioredis';
 import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type { Config } from '../config/index.js';
+import type { EventStore } from '../src/store/event-store.js';
 import type { Db } from '../src/db/knex.js';
-import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
+import { errorMessage, RetryableError } from '../src/lib/errors.js';
+import { classifyError } from '../src/runs/failure.js';
 import type { Logger } from '../src/lib/logger.js';
 import { jobsTotal } from '../src/lib/metrics.js';
 import type { SecretBox } from '../src/lib/secrets.js';
-import { isJobName, jobCatalog, QUEUE_NAMES, type JobName, type QueueName } from '../src/queue/catalog.js';
-import { redisConnection, type JobQueues } from '../src/queue/queues.js';
+import { catalogNameOf, isJobName, jobCatalog, QUEUE_NAMES, type JobName, type QueueName } from '../src/queue/catalog.js';
+import type { JobQueues } from '../src/queue/queues.js';
+import type { RedisClient } from '../src/queue/redis-connection.js';
 import type { JobContext, JobHandler } from './types.js';
 
 export type HandlerMap = Partial<{ [N in JobName]: JobHandler<N> }>;
@@ -28,6 +30,7 @@ export type HandlerMap = Partial<{ [N in JobName]: JobHandler<N> }>;
 export interface WorkerRuntimeDeps {
   config: Config;
   db: Db;
+  events: EventStore;
   log: Logger;
   secrets: SecretBox;
   queues: JobQueues;
@@ -43,7 +46,7 @@ class LockLostReason extends Error {}
 
 export class WorkerRuntime {
   readonly workers: Worker[] = [];
-  private readonly connections: Redis[] = [];
+  private readonly connections: RedisClient[] = [];
   private readonly shutdown = new AbortController();
   /** Per running job: aborts that job's handler only (timeout, lost lock). */
   private readonly running = new Map<string, AbortController>();
@@ -54,12 +57,12 @@ export class WorkerRuntime {
   start(): this {
     const { config, log } = this.deps;
     for (const queue of this.deps.queueNames ?? QUEUE_NAMES) {
-      const connection = redisConnection(config.REDIS_URL);
+      const connection = this.deps.queues.redis.connect();
       connection.on('error', (err) => log.warn({ err: errorMessage(err), queue }, 'worker redis connection error'));
       this.connections.push(connection);
       const worker = new Worker(queue, (job, token) => this.process(queue, job, token), {
         connection,
-        prefix: config.QUEUE_PREFIX,
+        prefix: this.deps.queues.prefix,
         concurrency: Math.max(1, config.WORKER_CONCURRENCY),
         lockDuration: config.JOB_LOCK_MS,
         stalledInterval: config.JOB_LOCK_MS,
@@ -103,11 +106,12 @@ export class WorkerRuntime {
   private async process(queue: QueueName, job: Job, token: string | undefined): Promise<unknown> {
     const attempt = job.attemptsMade + 1;
     const log = this.deps.log.child({ jobId: job.id, jobName: job.name, queue, attempt });
-    if (!isJobName(job.name)) {
+    const catalogName = catalogNameOf(job.name);
+    if (!isJobName(catalogName)) {
       this.count(queue, 'invalid');
       throw new UnrecoverableError(`unknown job name '${job.name}'`);
     }
-    const name: JobName = job.name;
+    const name: JobName = catalogName;
     const entry = jobCatalog[name];
     const parsed = entry.payload.safeParse(job.data);
     if (!parsed.success) {
@@ -133,6 +137,7 @@ export class WorkerRuntime {
 
     const ctx: JobContext = {
       db: this.deps.db,
+      events: this.deps.events,
       log,
       config: this.deps.config,
       secrets: this.deps.secrets,
@@ -146,6 +151,7 @@ export class WorkerRuntime {
         const stored = typeof value === 'number' ? value : { progress: value.percent, ...value };
         await job.updateProgress(stored).catch((err) => log.debug({ err: errorMessage(err) }, 'progress not recorded'));
       },
+      parentProgress: job.parent ? (value) => this.parentProgress(job, value, log) : undefined,
       logLine: async (line) => {
         await job.log(`${new Date().toISOString()} ${line}`).catch((err) => log.debug({ err: errorMessage(err) }, 'log line not recorded'));
       },
@@ -158,10 +164,10 @@ export class WorkerRuntime {
       try {
         result = await handler(parsed.data as never, ctx);
       } catch (err) {
-        if (err instanceof PermanentError) {
+        if (classifyError(err) === 'permanent') {
           this.count(queue, 'failed');
           log.error({ err: errorMessage(err) }, 'job failed permanently');
-          throw new UnrecoverableError(err.message);
+          throw new UnrecoverableError(errorMessage(err));
         }
         if (this.shutdown.signal.aborted) return await this.handBack(queue, job, token, log);
         const reason = own.signal.reason as unknown;
@@ -186,6 +192,17 @@ export class WorkerRuntime {
     } finally {
       clearTimeout(timer);
       this.running.delete(key);
+    }
+  }
+
+  /** A flow child's view of its parent's progress (best effort, like progress). */
+  private async parentProgress(job: Job, value: { percent: number; [k: string]: unknown }, log: Logger): Promise<void> {
+    try {
+      const parentQueue = job.parent!.queueKey.slice(this.deps.queues.prefix.length + 1) as QueueName;
+      const parent = await this.deps.queues.queues[parentQueue]?.getJob(job.parent!.id!);
+      await parent?.updateProgress({ progress: value.percent, ...value });
+    } catch (err) {
+      log.debug({ err: errorMessage(err) }, 'parent progress not recorded');
     }
   }
 

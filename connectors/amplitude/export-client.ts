@@ -4,11 +4,12 @@
  * held in memory; it is written under a `.part` name and renamed when complete, so a file that
  * exists is a whole archive.
  *
- * Outcomes: 200 → archive on disk; 404 → no data in the window; 400 saying the export is too
- * large → 'too-large' (the caller splits the window); 401/403 → AmplitudeCredentialsError
+ * Outcomes: 200 → archive on disk; 404 → no data in the window; 400 (the API's code for an
+ * export over its size limit) → 'too-large' (the caller splits the window); 401/403 → AmplitudeCredentialsError
  * (permanent); 429, 5xx and network errors → retried with backoff, honouring Retry-After, then
  * a RetryableError. Everything stops promptly when the signal aborts.
  */
+import { classifyCode, errorCode } from '../../src/lib/error-codes.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -46,8 +47,6 @@ export interface ExportClientOptions {
   idleTimeoutMs?: number;
   log?: { warn: (obj: object, msg?: string) => void };
 }
-
-const TOO_LARGE = /too\s*large|exceed|size limit|4\s*gb/i;
 
 /** The whole UTC day 'YYYY-MM-DD', or one hour of it. */
 export function windowOf(day: string, hour?: number): ExportWindow {
@@ -103,7 +102,8 @@ export async function downloadExport(window: ExportWindow, dest: string, options
       const text = await bodyText(res);
       if (res.status === 404) return { kind: 'no-data' };
       if (res.status === 401 || res.status === 403) throw new AmplitudeCredentialsError(res.status, text);
-      if (res.status === 400 && TOO_LARGE.test(text)) return { kind: 'too-large', message: text };
+      // The Export API's documented code for a range over its size limit is 400 (its wording varies).
+      if (res.status === 400) return { kind: 'too-large', message: text || 'the export is too large' };
       if (res.status === 429 || res.status >= 500) {
         wait = retryAfterMs(res.headers.get('retry-after'));
         reason = `HTTP ${res.status}${text ? `: ${text}` : ''}`;
@@ -114,6 +114,9 @@ export async function downloadExport(window: ExportWindow, dest: string, options
       if (err instanceof PermanentError) throw err;
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
       reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      // fetch wraps the socket's error: its code (not its text) says whether waiting can help.
+      const code = errorCode(err);
+      if (classifyCode(code) === 'permanent') throw new PermanentError(`Amplitude export ${window.start}..${window.end} cannot be reached (${code}): ${reason}`);
     } finally {
       clearTimeout(idleTimer);
       signal.removeEventListener('abort', onAbort);

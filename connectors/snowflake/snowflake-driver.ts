@@ -3,6 +3,7 @@
  * run a statement, and translate its errors into messages a user can act on. The driver is loaded
  * lazily, so processes that never touch a Snowflake source never load it.
  */
+import { ownValue } from '../../src/lib/own.js';
 import type { Connection, ConnectionOptions, RowStatement, SnowflakeError } from 'snowflake-sdk';
 import { applySnowflakeDriverEnv } from '../../config/snowflake-driver-env.js';
 import { WarehouseError, WarehouseReadAborted } from '../warehouse.js';
@@ -182,7 +183,7 @@ export function translateError(err: unknown, phase: 'login' | 'query', opts?: Sn
   }
   if (phase === 'login') {
     if (e.name === 'OperationFailedError' || (code !== undefined && code.startsWith('390'))) {
-      const hint = code ? LOGIN_HINTS[code] : undefined;
+      const hint = code ? ownValue(LOGIN_HINTS, code) : undefined;
       return new WarehouseError(`Snowflake refused the login to ${where}: ${message}${hint ? ` (${hint})` : ''}`);
     }
     // Invalid options caught by the driver itself (e.g. a malformed private key).

@@ -3,6 +3,7 @@
  * the connection options the driver gets. Pure apart from parsing the private key with node:crypto,
  * so a wrong passphrase is a 400 at create time rather than a failed run later.
  */
+import { stripEnd } from '../../src/lib/strip-end.js';
 import crypto from 'node:crypto';
 import { z } from 'zod';
 
@@ -52,11 +53,7 @@ const objectName = (field: string) =>
 
 /** Accepts what users paste: `xy12345.eu-west-1`, `myorg-acct`, or a full `https://….snowflakecomputing.com` URL. */
 export function normaliseAccount(raw: string): string {
-  return raw
-    .trim()
-    .replace(/^https?:\/\//i, '')
-    .replace(/\/+$/, '')
-    .replace(/\.snowflakecomputing\.(com|cn)$/i, '');
+  return stripEnd(raw.trim().replace(/^https?:\/\//i, ''), (ch) => ch === '/').replace(/\.snowflakecomputing\.(com|cn)$/i, '');
 }
 
 /** The `config` of a snowflake source, as the API validates and stores it. */
@@ -64,6 +61,7 @@ export const snowflakeConfigSchema = z
   .object({
     account: z
       .string({ error: 'account is required: the account identifier, e.g. "myorg-myaccount" or "xy12345.eu-west-1"' })
+      .max(1000, 'account is too long')
       .transform(normaliseAccount)
       .refine((s) => ACCOUNT_RE.test(s) && s.length <= 255, 'account must be a Snowflake account identifier such as "myorg-myaccount" or "xy12345.eu-west-1"'),
     username: z.string({ error: 'username is required' }).trim().min(1, 'username must not be empty').max(255),

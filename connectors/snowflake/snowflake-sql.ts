@@ -4,6 +4,7 @@
  * the usual case-insensitive way) or column names, which are quoted exactly as the source reports
  * them (Snowflake stores unquoted names upper-case: a column created as `event_time` is `EVENT_TIME`).
  */
+import { isSpace, stripEnd } from '../../src/lib/strip-end.js';
 import { WarehouseError, type ColumnInfo, type ReadSpec, type TableRef } from '../warehouse.js';
 
 export interface SqlStatement {
@@ -38,7 +39,8 @@ export function tablePath(table: string): string {
 /** The FROM item for a source: a table path, or the user's query as a derived table. */
 export function fromItem(source: TableRef): string {
   if ('table' in source) return tablePath(source.table);
-  const q = source.query.trim().replace(/;+\s*$/, '').trim();
+  // One run of semicolons before trailing whitespace, as `/;+\s*$/` did, but in one linear pass.
+  const q = stripEnd(stripEnd(source.query.trim(), isSpace), (ch) => ch === ';').trim();
   if (q.length === 0) throw new SnowflakeSqlError('query must not be empty');
   // Newlines around the query: a trailing `-- comment` in it must not swallow the parenthesis.
   return `(\n${q}\n) AS "src"`;

@@ -10,18 +10,25 @@ import { cancelledError, closeConnection, executeStatement, openConnection, tran
 import type { SnowflakeConnectOptions } from './snowflake-options.js';
 import { buildCountSql, buildReadSql, describeSql } from './snowflake-sql.js';
 import { rowBuilder, type ColumnMeta } from './snowflake-values.js';
+import { SchemaCache } from '../schema-cache.js';
 
 export interface SnowflakeConnectorOptions {
   connect: SnowflakeConnectOptions;
   connectTimeoutMs: number;
   /** Set when the stored access_url is no longer allowed by the operator: every call fails with it. */
   refused?: string;
+  /**
+   * The reach rules (connectors/reach.ts) for the host the driver is about to log in to, run
+   * before every login. The driver resolves the name again itself: for an operator-listed
+   * access_url or Snowflake's own domain that leaves no tenant-controlled gap.
+   */
+  checkReach?: () => Promise<unknown>;
 }
 
 export class SnowflakeConnector implements WarehouseConnector {
   readonly type = 'snowflake' as const;
   private session: Promise<Connection> | undefined;
-  private readonly schemas = new Map<string, Promise<ColumnInfo[]>>();
+  private readonly schemas = new SchemaCache();
 
   constructor(private readonly options: SnowflakeConnectorOptions) {}
 
@@ -45,14 +52,7 @@ export class SnowflakeConnector implements WarehouseConnector {
   }
 
   async describe(source: TableRef, signal?: AbortSignal): Promise<ColumnInfo[]> {
-    const key = JSON.stringify(source);
-    let pending = this.schemas.get(key);
-    if (!pending) {
-      pending = this.describeUncached(source, signal);
-      this.schemas.set(key, pending);
-      pending.catch(() => this.schemas.delete(key));
-    }
-    return pending;
+    return this.schemas.get(source, () => this.describeUncached(source, signal));
   }
 
   private async describeUncached(source: TableRef, signal?: AbortSignal): Promise<ColumnInfo[]> {
@@ -117,7 +117,8 @@ export class SnowflakeConnector implements WarehouseConnector {
       if (conn?.isUp()) return conn;
       this.session = undefined;
     }
-    const opening = openConnection(this.options.connect, this.options.connectTimeoutMs);
+    const check = this.options.checkReach?.() ?? Promise.resolve();
+    const opening = check.then(() => openConnection(this.options.connect, this.options.connectTimeoutMs));
     this.session = opening;
     opening.catch(() => {
       if (this.session === opening) this.session = undefined;

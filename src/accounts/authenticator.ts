@@ -5,7 +5,7 @@
  */
 import { findProjectBySecretHash, findServiceAccount, type Project, type ServiceAccount } from '../db/accounts.repo.js';
 import type { DbOrTrx } from '../db/knex.js';
-import { sha256Hex, verifySecret } from '../lib/secrets.js';
+import { hashSecret, randomToken, sha256Hex, verifySecret } from '../lib/secrets.js';
 
 export type Principal =
   | { kind: 'service_account'; account: ServiceAccount }
@@ -29,6 +29,16 @@ export function parseBasicAuth(header: string | undefined): BasicCredentials | u
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX = 10_000;
 
+/**
+ * A hash no secret matches. An unknown username is checked against it, so it costs the same
+ * scrypt time as a wrong secret: response time does not tell which usernames exist.
+ */
+let dummyHash: Promise<string> | undefined;
+function dummySecretHash(): Promise<string> {
+  dummyHash ??= hashSecret(randomToken(32));
+  return dummyHash;
+}
+
 export class Authenticator {
   private readonly verified = new Map<string, { accountId: number; expires: number }>();
 
@@ -41,7 +51,10 @@ export class Authenticator {
       return project ? { kind: 'project_secret', project } : undefined;
     }
     const account = await findServiceAccount(this.db, creds.username);
-    if (!account) return undefined;
+    if (!account) {
+      await verifySecret(creds.password, await dummySecretHash());
+      return undefined;
+    }
     const cacheKey = sha256Hex(`${creds.username}\u0000${creds.password}\u0000${account.secretHash}`);
     const hit = this.verified.get(cacheKey);
     if (hit && hit.expires > Date.now() && hit.accountId === account.id) return { kind: 'service_account', account };

@@ -5,7 +5,7 @@
 import { loadConfig } from '../../config/index.js';
 import { installSignalHandlers } from '../lib/lifecycle.js';
 import { createProcessContext, runMain } from './context.js';
-import { release } from './release.js';
+import { release, releaseEventStore } from './release.js';
 import { startWeb } from './web.js';
 import { startWorker } from './worker.js';
 import { startScheduler } from './scheduler.js';
@@ -15,7 +15,10 @@ runMain(async () => {
   const wanted = new Set(config.START_PROCESSES.split(',').map((s) => s.trim()));
   const ctx = await createProcessContext(config);
   installSignalHandlers(ctx.lifecycle, config.SHUTDOWN_TIMEOUT_MS, ctx.log);
-  if (wanted.has('release')) await release(config.DATABASE_URL);
+  if (wanted.has('release')) {
+    await release(config.DATABASE_URL);
+    await releaseEventStore(config);
+  }
   if (wanted.has('worker')) await startWorker(ctx);
   if (wanted.has('scheduler')) await startScheduler(ctx);
   if (wanted.has('web')) {

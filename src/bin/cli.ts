@@ -3,20 +3,23 @@
  * it prints exactly one JSON object on stdout; errors go to stderr with exit code 1 (usage: 2).
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../../config/index.js';
+import { loadConfig, type Config } from '../../config/index.js';
 import { createProject, createServiceAccount, grantServiceAccount } from '../accounts/accounts.service.js';
 import { listProjects, listServiceAccounts } from '../db/accounts.repo.js';
 import { createDb, type Db } from '../db/knex.js';
 import { migrateLatest } from '../db/migrate.js';
 import { isRole, ROLES } from '../domain/roles.js';
 import { ValidationError } from '../lib/errors.js';
+import { runEventsMove } from './cli-events-move.js';
 
 const USAGE = `usage:
   cli project create --name N [--residency US|EU|IN] [--id-merge simplified|original] [--json]
   cli project list [--json]
   cli service-account create --username U --project ID --role ${ROLES.join('|')} [--json]
   cli service-account grant --username U --project ID --role R [--json]
-  cli service-account list [--json]`;
+  cli service-account list [--json]
+  cli events move --project ID --to STORE_URL [--from STORE_URL] [--to-cluster NAME --to-shard-urls URLS] [--json]
+      (STORE_URL: clickhouse://user:password@host:8123/db, postgres://…, or a SQLite path)`;
 
 class UsageError extends Error {}
 
@@ -37,7 +40,7 @@ function roleArg(value: string | undefined) {
   return role;
 }
 
-export async function runCli(argv: string[], db: Db): Promise<{ json: unknown; text: string }> {
+export async function runCli(argv: string[], db: Db, config: Config): Promise<{ json: unknown; text: string; exitCode?: number }> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -48,6 +51,10 @@ export async function runCli(argv: string[], db: Db): Promise<{ json: unknown; t
       username: { type: 'string' },
       project: { type: 'string' },
       role: { type: 'string' },
+      to: { type: 'string' },
+      from: { type: 'string' },
+      'to-cluster': { type: 'string' },
+      'to-shard-urls': { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
@@ -96,6 +103,26 @@ export async function runCli(argv: string[], db: Db): Promise<{ json: unknown; t
         text: accounts.map((a) => `${a.username}\t${a.roles.map((r) => `${r.project_id}:${r.role}`).join(',')}`).join('\n'),
       };
     }
+    case 'events move': {
+      const result = await runEventsMove(
+        {
+          projectId: projectIdArg(values.project),
+          to: need(values.to, 'to'),
+          from: values.from,
+          toCluster: values['to-cluster'],
+          toShardUrls: values['to-shard-urls'],
+        },
+        config,
+        db,
+      );
+      const counts = `source ${result.source_count}, destination ${result.destination_count}`;
+      return {
+        json: result,
+        text: `project ${result.project_id}: ${result.read} events read, ${result.written} new in the destination; ${counts}${result.verified ? '' : ' — NOT VERIFIED'}`,
+        // Counts that differ fail the command (the JSON still says what was found).
+        exitCode: result.verified ? 0 : 1,
+      };
+    }
     default:
       throw new UsageError(command ? `unknown command '${command}'` : 'no command given');
   }
@@ -103,12 +130,13 @@ export async function runCli(argv: string[], db: Db): Promise<{ json: unknown; t
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
-  const db = createDb(loadConfig());
+  const config = loadConfig();
+  const db = createDb(config);
   try {
     await migrateLatest(db);
-    const { json, text } = await runCli(argv, db);
+    const { json, text, exitCode } = await runCli(argv, db, config);
     process.stdout.write(argv.includes('--json') ? `${JSON.stringify(json)}\n` : `${text}\n`);
-    return 0;
+    return exitCode ?? 0;
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);

@@ -2,57 +2,63 @@
  * Wiring shared by every process: config, logger, database, Redis and the shutdown registry.
  * src/bin is the only place that builds concrete dependencies.
  */
-import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../config/index.js';
 import { Authenticator } from '../accounts/authenticator.js';
 import { createDb, type Db } from '../db/knex.js';
 import { Lifecycle } from '../lib/lifecycle.js';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { createSecretBox, secretsKeyFrom, type SecretBox } from '../lib/secrets.js';
-import { JobQueues, redisConnection } from '../queue/queues.js';
+import { JobQueues } from '../queue/queues.js';
+import { createRedisConnections, type RedisConnections } from '../queue/redis-connection.js';
+import { createEventStore } from '../store/create-event-store.js';
+import type { EventStore } from '../store/event-store.js';
 
 export interface ProcessContext {
   config: Config;
   log: Logger;
   db: Db;
-  redis: Redis;
+  /** Every read and write of events goes through it (src/store; EVENT_STORE_URL picks the kind). */
+  events: EventStore;
+  /** The one Redis factory (plain Redis or a cluster): queues.redis, kept here for readiness checks. */
+  redis: RedisConnections;
   queues: JobQueues;
   secrets: SecretBox;
   auth: Authenticator;
   lifecycle: Lifecycle;
 }
 
-/** Fails in one clear line when Redis does not answer, instead of a stack of retry noise. */
-export async function assertRedisReachable(url: string, timeoutMs = 3000): Promise<void> {
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: timeoutMs });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    await probe.ping();
-  } catch {
-    throw new Error(
-      `Redis is not reachable at REDIS_URL=${url.replace(/\/\/[^@]*@/, '//***@')}: start it (redis-server --daemonize yes) or set REDIS_URL.`,
-    );
-  } finally {
-    probe.disconnect();
-  }
-}
-
 export async function createProcessContext(config: Config = loadConfig()): Promise<ProcessContext> {
   const log = createLogger(config.LOG_LEVEL);
   const lifecycle = new Lifecycle();
-  await assertRedisReachable(config.REDIS_URL);
+  const redis = createRedisConnections(config);
+  await redis.assertReachable();
   const db = createDb(config);
   lifecycle.register('database', () => db.destroy());
-  const redis = redisConnection(config.REDIS_URL);
-  lifecycle.register('redis', async () => {
-    await redis.quit().catch(() => redis.disconnect());
-  });
-  const queues = new JobQueues(redis, config.QUEUE_PREFIX);
-  lifecycle.register('queues', () => queues.close());
+  const events = createEventStore(config, db);
+  lifecycle.register('event store', () => events.close());
+  const queues = new JobQueues(redis);
+  lifecycle.register('queues and redis', () => queues.close());
   const secrets = createSecretBox(secretsKeyFrom(config.SECRETS_KEY));
-  if (!config.SECRETS_KEY) log.warn('SECRETS_KEY is not set: using the development key (never do this in production)');
-  return { config, log, db, redis, queues, secrets, auth: new Authenticator(db), lifecycle };
+  if (config.NODE_ENV === 'development') announceDevelopmentMode(config, log);
+  return { config, log, db, events, redis, queues, secrets, auth: new Authenticator(db), lifecycle };
+}
+
+/**
+ * Development mode is asked for (NODE_ENV=development; `npm start` sets it unless NODE_ENV is
+ * given) and says so loudly, on stderr and in the log, because it weakens what production keeps.
+ */
+function announceDevelopmentMode(config: Config, log: Logger): void {
+  const weakened = [
+    config.SECRETS_KEY ? undefined : 'source credentials are sealed with the PUBLISHED development SECRETS_KEY',
+    config.ADMIN_USERNAME && config.ADMIN_PASSWORD ? undefined : 'the operator dashboard and /metrics are OPEN without ADMIN_USERNAME/ADMIN_PASSWORD',
+  ].filter((w): w is string => w !== undefined);
+  const lines = [
+    '*** DEVELOPMENT MODE (NODE_ENV=development): for a local demo only ***',
+    ...weakened.map((w) => `*** ${w} ***`),
+    '*** production: NODE_ENV=production (the default) with SECRETS_KEY (openssl rand -hex 32) and ADMIN_USERNAME/ADMIN_PASSWORD ***',
+  ];
+  process.stderr.write(`${lines.join('\n')}\n`);
+  log.warn({ weakened }, 'DEVELOPMENT MODE: not for production');
 }
 
 /** Runs a process entry point; a start-up failure prints one line and exits 1. */

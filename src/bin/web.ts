@@ -8,13 +8,15 @@ export async function startWeb(ctx: ProcessContext): Promise<{ port: number; pro
   const app = createApp({
     config: ctx.config,
     db: ctx.db,
+    events: ctx.events,
     log: ctx.log,
     auth: ctx.auth,
     secrets: ctx.secrets,
     queues: ctx.queues,
     readiness: [
       { name: 'database', check: async () => void (await ctx.db.raw('select 1')) },
-      { name: 'redis', check: async () => void (await ctx.redis.ping()) },
+      { name: 'event store', check: () => ctx.events.ping() },
+      { name: 'redis', check: () => ctx.redis.ping() },
     ],
   });
   const server = await listen(app, ctx.config);

@@ -1,6 +1,6 @@
 /**
  * The worker process: BullMQ workers for every queue (jobs/worker-runtime.ts) and the
- * reconciler (src/queue/reconciler.ts). Cleanups are registered after the context's database,
+ * reconciler (src/runs/reconciler.ts). Cleanups are registered after the context's database,
  * Redis and queues, so shutdown runs: reconciler → workers (abort, hand back, close) → metrics
  * server → queues → Redis → database.
  */
@@ -12,7 +12,7 @@ import { WorkerRuntime } from '../../jobs/worker-runtime.js';
 import { checkOperator, OPERATOR_REALM } from '../http/operator-auth.js';
 import { installSignalHandlers } from '../lib/lifecycle.js';
 import { registry } from '../lib/metrics.js';
-import { Reconciler } from '../queue/reconciler.js';
+import { Reconciler } from '../runs/reconciler.js';
 import { createProcessContext, runMain, type ProcessContext } from './context.js';
 
 export interface StartedWorker {
@@ -48,6 +48,7 @@ export async function startWorker(ctx: ProcessContext): Promise<StartedWorker> {
   const runtime = new WorkerRuntime({
     config: ctx.config,
     db: ctx.db,
+    events: ctx.events,
     log: ctx.log,
     secrets: ctx.secrets,
     queues: ctx.queues,

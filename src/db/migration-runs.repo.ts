@@ -4,7 +4,7 @@
  * reconciler read them. Parent totals are sums over the day rows, so concurrent day jobs never
  * contend on the parent row.
  */
-import { parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
+import { dialect, parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
 
 export type MigrationStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 export type MigrationPhase = 'count' | 'load' | 'finalize' | 'done';
@@ -74,6 +74,8 @@ export interface DayRow {
   rejections: Rejection[];
   error: string | null;
   updatedAt: number;
+  /** "host:pid" of the worker that last took this day's job. */
+  worker: string | null;
 }
 
 export interface MigrationTotals {
@@ -132,7 +134,13 @@ function toDay(r: Record<string, unknown>): DayRow {
     rejections: parseJson<Rejection[]>(r.rejections) ?? [],
     error: (r.error as string | null) ?? null,
     updatedAt: toNumber(r.updated_at),
+    worker: (r.worker as string | null | undefined) ?? null,
   };
+}
+
+/** Records which worker took a day's job (days are a migration's partitions). */
+export async function setDayWorker(db: DbOrTrx, migrationId: string, day: string, worker: string): Promise<void> {
+  await db('migration_days').where({ migration_id: migrationId, day }).update({ worker });
 }
 
 export interface NewMigration {
@@ -201,6 +209,22 @@ export async function findInFlightTwin(
     .first();
   return row ? toMigration(row) : undefined;
 }
+
+/** The project's queued or running migration, if any (the oldest). */
+export async function findActiveMigration(db: DbOrTrx, projectId: number): Promise<MigrationRow | undefined> {
+  const row = await db('migrations').where({ project_id: projectId }).whereIn('status', ['queued', 'running']).orderBy('created_at').first();
+  return row ? toMigration(row) : undefined;
+}
+
+/**
+ * Serialises migration starts of one project until the transaction ends (Postgres advisory lock;
+ * SQLite has one writer, and its transactions here run one at a time), so "at most one active
+ * migration per project" holds under concurrent posts.
+ */
+export async function lockProjectMigrations(db: DbOrTrx, projectId: number): Promise<void> {
+  if (dialect(db) === 'postgres') await db.raw('SELECT pg_advisory_xact_lock(?::int, ?::int)', [MIGRATION_LOCK_SPACE, projectId & 0x7fffffff]);
+}
+const MIGRATION_LOCK_SPACE = 0x6d696772;
 
 export async function listMigrations(db: DbOrTrx, projectId: number, limit: number): Promise<MigrationRow[]> {
   const rows = await db('migrations').where({ project_id: projectId }).orderBy('created_at', 'desc').orderBy('id').limit(limit);

@@ -20,6 +20,8 @@ export interface SyncCheckpoint {
   maxInsertTime?: string | number;
   /** Rejected-row samples already written to the log. */
   samples?: number;
+  /** A partitioned run: how many partitions it was split into (run_partitions rows, kind 'sync'). */
+  partitions?: number;
 }
 
 export interface SyncRun {
@@ -43,6 +45,8 @@ export interface SyncRun {
   startedAt: number | null;
   finishedAt: number | null;
   updatedAt: number;
+  /** "host:pid" of the worker that ran the last unpartitioned attempt (partitions record their own). */
+  worker: string | null;
 }
 
 const nullableNumber = (v: unknown) => (v === null || v === undefined ? null : toNumber(v));
@@ -69,6 +73,7 @@ function toRun(r: Record<string, unknown>): SyncRun {
     startedAt: nullableNumber(r.started_at),
     finishedAt: nullableNumber(r.finished_at),
     updatedAt: toNumber(r.updated_at),
+    worker: (r.worker as string | null | undefined) ?? null,
   };
 }
 
@@ -129,6 +134,18 @@ export async function findSlotRun(db: DbOrTrx, importId: number, slot: number): 
   return row ? toRun(row) : undefined;
 }
 
+/** Creation times (ascending) of the import's manual runs created at or after `since`. */
+export async function manualRunTimesSince(db: DbOrTrx, importId: number, since: number): Promise<number[]> {
+  const rows = await db('sync_runs').where({ import_id: importId, trigger: 'manual' }).where('created_at', '>=', since).orderBy('created_at').select('created_at');
+  return rows.map((r: Record<string, unknown>) => toNumber(r.created_at));
+}
+
+/** Per import, the latest schedule slot that has a run (fired, skipped or failed). */
+export async function latestScheduledSlots(db: DbOrTrx): Promise<Map<number, number>> {
+  const rows = await db('sync_runs').whereNotNull('slot').groupBy('import_id').select('import_id', db.raw('max(slot) as slot'));
+  return new Map(rows.map((r: Record<string, unknown>) => [toNumber(r.import_id), toNumber(r.slot)]));
+}
+
 export async function listRuns(db: DbOrTrx, importId: number, limit = 100): Promise<SyncRun[]> {
   const rows = await db('sync_runs').where({ import_id: importId }).orderBy('created_at', 'desc').orderBy('id').limit(limit);
   return rows.map(toRun);
@@ -139,9 +156,15 @@ export async function hasSucceededRun(db: DbOrTrx, importId: number): Promise<bo
 }
 
 /** Every QUEUED or RUNNING run (the reconciler's view). */
-export async function listActiveRuns(db: DbOrTrx): Promise<{ id: string; jobId: string }[]> {
-  const rows = await db('sync_runs').whereIn('status', ACTIVE_STATUSES).select('id', 'job_id');
-  return rows.map((r) => ({ id: r.id as string, jobId: r.job_id as string }));
+export async function listActiveRuns(db: DbOrTrx): Promise<{ id: string; jobId: string; projectId: number; importId: number; partitions: number }[]> {
+  const rows = await db('sync_runs').whereIn('status', ACTIVE_STATUSES).select('id', 'job_id', 'project_id', 'import_id', 'checkpoint');
+  return rows.map((r) => ({
+    id: r.id as string,
+    jobId: r.job_id as string,
+    projectId: toNumber(r.project_id),
+    importId: toNumber(r.import_id),
+    partitions: parseJson<SyncCheckpoint>(r.checkpoint).partitions ?? 0,
+  }));
 }
 
 /**
@@ -152,7 +175,7 @@ export async function startAttempt(
   db: DbOrTrx,
   id: string,
   attempt: number,
-  fields: { checkpoint: SyncCheckpoint; log: string[]; now: number },
+  fields: { checkpoint: SyncCheckpoint; log: string[]; now: number; worker?: string },
 ): Promise<boolean> {
   const n = await db('sync_runs')
     .where({ id, attempts: attempt - 1 })
@@ -165,8 +188,16 @@ export async function startAttempt(
       log: toJson(fields.log),
       error: null,
       updated_at: fields.now,
+      ...(fields.worker ? { worker: fields.worker } : {}),
     });
   return n > 0;
+}
+
+export interface Counts {
+  rowsRead: number;
+  rowsSkipped: number;
+  numImported: number;
+  numDeduplicated: number;
 }
 
 export interface RunProgress {
@@ -203,6 +234,38 @@ function progressColumns(p: RunProgress): Record<string, unknown> {
 export async function recordProgress(db: DbOrTrx, id: string, attempt: number, p: RunProgress): Promise<boolean> {
   const n = await db('sync_runs').where({ id, status: 'RUNNING', attempts: attempt }).update(progressColumns(p));
   return n > 0;
+}
+
+/**
+ * A partition's committed batch, added to its run's counts (call in the batch's transaction):
+ * increments, so partitions committing at once on several workers never overwrite each other.
+ * False when the run is no longer RUNNING (failed by another partition, cancelled, deleted).
+ */
+export async function addRunCounts(db: DbOrTrx, id: string, delta: Counts, now: number): Promise<boolean> {
+  const n = await db('sync_runs')
+    .where({ id, status: 'RUNNING' })
+    .update({
+      rows_read: db.raw('rows_read + ?', [delta.rowsRead]),
+      rows_skipped: db.raw('rows_skipped + ?', [delta.rowsSkipped]),
+      num_imported: db.raw('num_imported + ?', [delta.numImported]),
+      num_deduplicated: db.raw('num_deduplicated + ?', [delta.numDeduplicated]),
+      updated_at: now,
+    });
+  return n > 0;
+}
+
+/**
+ * The run row, locked for the rest of the transaction on PostgreSQL (SQLite has one writer):
+ * partitions appending log lines or deciding which of them finishes the run go one at a time.
+ */
+export async function lockRun(db: DbOrTrx, id: string): Promise<SyncRun | undefined> {
+  const q = db('sync_runs').where({ id });
+  const row = await (db.client.config.client === 'pg' ? q.forUpdate() : q).first();
+  return row ? toRun(row) : undefined;
+}
+
+export async function setRunLog(db: DbOrTrx, id: string, log: string[], now: number): Promise<void> {
+  await db('sync_runs').where({ id }).update({ log: toJson(log), updated_at: now });
 }
 
 /** Ends a run (SUCCEEDED, FAILED, CANCELLED) or sends it back to QUEUED for a retry. */

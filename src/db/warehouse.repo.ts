@@ -108,11 +108,6 @@ export async function findImport(db: DbOrTrx, id: number, projectId?: number): P
   return row ? toImport(row) : undefined;
 }
 
-export async function countImportsOfSource(db: DbOrTrx, sourceId: number): Promise<number> {
-  const row = await db('warehouse_imports').where({ source_id: sourceId }).count({ n: '*' }).first();
-  return toNumber(row?.n ?? 0);
-}
-
 export async function updateImport(
   db: DbOrTrx,
   id: number,

@@ -9,6 +9,7 @@
  *   `application/gzip` (then `format` is required), or when the body starts with the gzip magic
  *   bytes — so `curl --data-binary @events.ndjson.gz` just works. The file is stored as sent.
  */
+import { ownValue } from '../lib/own.js';
 export type BatchType = 'events' | 'people' | 'groups';
 export type BatchFormat = 'ndjson' | 'json' | 'csv';
 
@@ -53,8 +54,8 @@ export function negotiateBatchUpload(d: UploadDeclaration): Negotiated {
       return { ok: false, status: 400, message: `query parameter 'format' must be one of ${BATCH_FORMATS.join(', ')}` };
     }
     format = d.format as BatchFormat;
-  } else if (BY_MEDIA_TYPE[media]) {
-    format = BY_MEDIA_TYPE[media];
+  } else {
+    format = ownValue(BY_MEDIA_TYPE, media);
   }
   if (!format) {
     const hint = GZIP_TYPES.has(media) ? ` with Content-Type ${media}, say which with ?format=` : '';

@@ -56,7 +56,8 @@ export function recordFromCsv(type: BatchType, header: readonly string[], row: r
     return { ok: false, message: `row has ${row.length} columns, the header has ${header.length}` };
   }
   const ids = ID_COLUMNS[type];
-  const values: Record<string, unknown> = {};
+  // Null prototype: a CSV column named "__proto__" is data, not this object's prototype.
+  const values = Object.create(null) as Record<string, unknown>;
   for (let i = 0; i < header.length; i++) {
     const name = header[i]!;
     const text = row[i]!;

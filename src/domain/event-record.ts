@@ -4,6 +4,7 @@
  * value, never an exception.
  */
 import { canonicalJson } from './canonical-json.js';
+import { resolveEventIdentity, type IdMerge } from './identity.js';
 import { deterministicInsertId, isValidInsertId } from './insert-id.js';
 
 export interface EventLimits {
@@ -19,6 +20,8 @@ export interface EventRules extends EventLimits {
   /** Refuse events older than this many ms before `now` (/track: 5 days). */
   maxAgeMs?: number;
   now: number;
+  /** The project's ID merge system (identity.ts); the default is the contract's, simplified. */
+  idMerge?: IdMerge;
 }
 
 export const DEFAULT_EVENT_LIMITS: EventLimits = { maxEventBytes: 1024 * 1024, maxProperties: 255, maxDepth: 3 };
@@ -32,6 +35,10 @@ export interface NormalizedEvent {
   insertId: string;
   /** Every property but time, distinct_id and $insert_id (those live in their own columns). */
   properties: Record<string, unknown>;
+  /** The device an anonymous event was done on (simplified ID merge; identity.ts). */
+  deviceId?: string;
+  /** The device → user link the event carries (simplified ID merge). */
+  link?: { deviceId: string; userId: string };
 }
 
 export interface RecordRejection {
@@ -148,12 +155,17 @@ export function validateEventRecord(raw: unknown, index: number, rules: EventRul
     return reject('properties.time', `'properties.time' is older than ${Math.round(rules.maxAgeMs / 86_400_000)} days; use /import`, sentInsertId);
   }
 
-  const rawDistinct = props.distinct_id;
+  const idMerge = rules.idMerge ?? 'simplified';
+  // With the simplified ID merge, $user_id / $device_id may stand in for a missing distinct_id.
+  const idsDecide = idMerge === 'simplified' && (props.$user_id != null || props.$device_id != null);
+  const rawDistinct = props.distinct_id === undefined && idsDecide ? '' : props.distinct_id;
   if (typeof rawDistinct !== 'string' && !(typeof rawDistinct === 'number' && Number.isFinite(rawDistinct))) {
     return reject('properties.distinct_id', "'properties.distinct_id' must be a string", sentInsertId);
   }
-  const distinctId = String(rawDistinct);
-  if (distinctId.length > 255) return reject('properties.distinct_id', "'properties.distinct_id' must be at most 255 characters", sentInsertId);
+  if (String(rawDistinct).length > 255) return reject('properties.distinct_id', "'properties.distinct_id' must be at most 255 characters", sentInsertId);
+  const identity = resolveEventIdentity(idMerge, String(rawDistinct), props);
+  if (!identity.ok) return reject(identity.field, identity.message, sentInsertId);
+  const distinctId = identity.identity.distinctId;
 
   if (sentInsertId !== undefined && !isValidInsertId(sentInsertId)) {
     return reject('properties.$insert_id', "'properties.$insert_id' must be 1-36 characters of [A-Za-z0-9-]", sentInsertId);
@@ -198,5 +210,9 @@ export function validateEventRecord(raw: unknown, index: number, rules: EventRul
   if (bodyLength > rules.maxEventBytes) {
     return reject('', `event exceeds ${rules.maxEventBytes} bytes`, sentInsertId);
   }
-  return { ok: true, event: { event: raw.event, distinctId, time, insertId: insertId!, properties } };
+  const { deviceId, link } = identity.identity;
+  const event: NormalizedEvent = { event: raw.event, distinctId, time, insertId: insertId!, properties };
+  if (deviceId !== undefined) event.deviceId = deviceId;
+  if (link) event.link = link;
+  return { ok: true, event };
 }

@@ -1,5 +1,5 @@
 /**
- * An experiment as stored, and its public form: exactly the 34 fields of seed §2.1, in that
+ * An experiment as stored, and its public form: exactly the 34 fields of Mixpanel's experiment object, in that
  * order, nothing else. Pure.
  *
  * Archive state and the decision have no field of their own in the public form, so they appear

@@ -8,6 +8,11 @@
  * operators are applied in arrival order: `$set_once` fills only an absent property, `$add`,
  * `$append`, `$union`, `$remove` transform the current value.
  *
+ * Cost: a list property holds at most MAX_LIST_ITEMS items (an update that would grow one beyond
+ * is rejected), and the content keys of a list's items are computed once per list and carried
+ * to the lists derived from it, so a batch of updates on one list costs time linear in the data,
+ * not in (updates × list length) canonical serialisations.
+ *
  * An operator that cannot apply to the current value (`$add` to a string, `$append`/`$union`/
  * `$remove` on a non-list) rejects the whole update with a message; the caller keeps the state
  * from before the update, so an update is never half-applied.
@@ -61,17 +66,63 @@ function newerOrEqual(times: Record<string, number>, key: string, time: number):
   return !has(times, key) || times[key]! <= time;
 }
 
+/** Most items a list property may hold ($set, $append, $union); documented in docs/security.md. */
+export const MAX_LIST_ITEMS = 1000;
+
+/**
+ * Content keys (canonical JSON) of each list's items, by list identity. Lists are never mutated
+ * here (every operator makes a new one), so a list's keys stay valid for as long as it lives.
+ */
+const listKeys = new WeakMap<readonly unknown[], string[]>();
+
+function keysOf(list: readonly unknown[]): string[] {
+  let keys = listKeys.get(list);
+  if (!keys) {
+    keys = list.map((v) => canonicalJson(v));
+    listKeys.set(list, keys);
+  }
+  return keys;
+}
+
+function withKeys(list: unknown[], keys: string[]): unknown[] {
+  listKeys.set(list, keys);
+  return list;
+}
+
 /** Distinct values by content (objects compare by canonical JSON, so key order does not matter). */
 function unionInto(current: readonly unknown[], added: readonly unknown[]): unknown[] {
-  const seen = new Set(current.map((v) => canonicalJson(v)));
+  const keys = [...keysOf(current)];
+  const seen = new Set(keys);
   const out = [...current];
   for (const v of added) {
     const k = canonicalJson(v);
     if (seen.has(k)) continue;
     seen.add(k);
     out.push(v);
+    keys.push(k);
   }
-  return out;
+  return withKeys(out, keys);
+}
+
+function appendTo(current: readonly unknown[], v: unknown): unknown[] {
+  return withKeys([...current, v], [...keysOf(current), canonicalJson(v)]);
+}
+
+function removeFrom(current: readonly unknown[], v: unknown): unknown[] {
+  const drop = canonicalJson(v);
+  const keys = keysOf(current);
+  const out: unknown[] = [];
+  const kept: string[] = [];
+  for (let i = 0; i < current.length; i++) {
+    if (keys[i] === drop) continue;
+    out.push(current[i]);
+    kept.push(keys[i]!);
+  }
+  return withKeys(out, kept);
+}
+
+function tooLong(op: string, k: string): string {
+  return `${op} on '${k}' would make it longer than ${MAX_LIST_ITEMS} items`;
 }
 
 /** Applies all operations of one update; the input state is not modified. */
@@ -115,14 +166,17 @@ export function applyProfileOps(state: ProfileState | null, ops: readonly Profil
         for (const [k, v] of Object.entries(op.values)) {
           const cur = has(props, k) ? props[k] : [];
           if (!Array.isArray(cur)) return reject(`cannot $append to '${k}': its current value is ${describe(cur)}, not a list`);
-          props[k] = [...cur, v];
+          if (cur.length >= MAX_LIST_ITEMS) return reject(tooLong('$append', k));
+          props[k] = appendTo(cur, v);
         }
         break;
       case '$union':
         for (const [k, vs] of Object.entries(op.values)) {
           const cur = has(props, k) ? props[k] : [];
           if (!Array.isArray(cur)) return reject(`cannot $union into '${k}': its current value is ${describe(cur)}, not a list`);
-          props[k] = unionInto(cur, vs);
+          const merged = unionInto(cur, vs);
+          if (merged.length > MAX_LIST_ITEMS) return reject(tooLong('$union', k));
+          props[k] = merged;
         }
         break;
       case '$remove':
@@ -130,8 +184,7 @@ export function applyProfileOps(state: ProfileState | null, ops: readonly Profil
           if (!has(props, k)) continue; // removing from a list that does not exist changes nothing
           const cur = props[k];
           if (!Array.isArray(cur)) return reject(`cannot $remove from '${k}': its current value is ${describe(cur)}, not a list`);
-          const drop = canonicalJson(v);
-          props[k] = cur.filter((item) => canonicalJson(item) !== drop);
+          props[k] = removeFrom(cur, v);
         }
         break;
     }

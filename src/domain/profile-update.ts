@@ -4,7 +4,7 @@
  * exception. Operator semantics (what an update does to a stored profile) live in profile-ops.ts.
  */
 import { isUnstorableString, normalizeTime } from './event-record.js';
-import type { ProfileOp } from './profile-ops.js';
+import { MAX_LIST_ITEMS, type ProfileOp } from './profile-ops.js';
 
 export type ProfileKind = 'user' | 'group';
 
@@ -38,13 +38,15 @@ const UNSTORABLE = 'strings must not contain NUL characters or unpaired UTF-16 s
 
 /**
  * Why a value cannot be stored, or undefined: NUL and unpaired surrogates (Postgres refuses
- * them, SQLite would mangle them) in any key or string, or nesting deeper than MAX_VALUE_DEPTH.
+ * them, SQLite would mangle them) in any key or string, nesting deeper than MAX_VALUE_DEPTH, or a
+ * list longer than MAX_LIST_ITEMS (list operators cost time in the list's length).
  */
 function valueProblem(value: unknown, depth = 0): string | undefined {
   if (typeof value === 'string') return isUnstorableString(value) ? UNSTORABLE : undefined;
   if (typeof value !== 'object' || value === null) return undefined;
   if (depth >= MAX_VALUE_DEPTH) return `values must not be nested more than ${MAX_VALUE_DEPTH} levels deep`;
   if (Array.isArray(value)) {
+    if (value.length > MAX_LIST_ITEMS) return `lists must have at most ${MAX_LIST_ITEMS} items, got ${value.length}`;
     for (const v of value) {
       const p = valueProblem(v, depth + 1);
       if (p) return p;

@@ -26,10 +26,30 @@ function stripBom(chunk: Buffer): Buffer {
   return chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? chunk.subarray(3) : chunk;
 }
 
+/**
+ * A record longer than the splitter's cap: thrown as soon as the cap is passed, while streaming,
+ * so a 1 GB line or array element is never buffered whole. `index` is the record's 0-based
+ * position in the file.
+ */
+export class RecordTooLargeError extends Error {
+  constructor(
+    readonly index: number,
+    readonly maxBytes: number,
+  ) {
+    super(`record ${index} is larger than ${maxBytes} bytes`);
+    this.name = 'RecordTooLargeError';
+  }
+}
+
 /** NDJSON: one record per line; blank lines are not records; `\r\n` is accepted. */
 export class LineSplitter {
   private parts: Buffer[] = [];
+  private partsBytes = 0;
   private first = true;
+  private records = 0;
+
+  /** @param maxRecordBytes longest line kept (RecordTooLargeError beyond); default unlimited. */
+  constructor(private readonly maxRecordBytes = Infinity) {}
 
   push(input: Buffer): Buffer[] {
     let chunk = input;
@@ -41,12 +61,18 @@ export class LineSplitter {
     let start = 0;
     for (let nl = chunk.indexOf(NL, start); nl !== -1; nl = chunk.indexOf(NL, start)) {
       const piece = chunk.subarray(start, nl);
+      this.check(this.partsBytes + piece.length);
       const line = this.parts.length > 0 ? Buffer.concat([...this.parts, piece]) : piece;
       this.parts = [];
+      this.partsBytes = 0;
       this.emit(line, out);
       start = nl + 1;
     }
-    if (start < chunk.length) this.parts.push(Buffer.from(chunk.subarray(start)));
+    if (start < chunk.length) {
+      this.check(this.partsBytes + chunk.length - start);
+      this.parts.push(Buffer.from(chunk.subarray(start)));
+      this.partsBytes += chunk.length - start;
+    }
     return out;
   }
 
@@ -54,7 +80,13 @@ export class LineSplitter {
     const out: Buffer[] = [];
     if (this.parts.length > 0) this.emit(Buffer.concat(this.parts), out);
     this.parts = [];
+    this.partsBytes = 0;
     return out;
+  }
+
+  /** A line (with its surrounding whitespace, which is trimmed later) over the cap. */
+  private check(bytes: number): void {
+    if (bytes > this.maxRecordBytes) throw new RecordTooLargeError(this.records, this.maxRecordBytes);
   }
 
   private emit(line: Buffer, out: Buffer[]): void {
@@ -62,7 +94,10 @@ export class LineSplitter {
     while (end > 0 && isWs(line[end - 1]!)) end -= 1;
     let start = 0;
     while (start < end && isWs(line[start]!)) start += 1;
-    if (end > start) out.push(line.subarray(start, end));
+    if (end > start) {
+      out.push(line.subarray(start, end));
+      this.records += 1;
+    }
   }
 }
 
@@ -90,7 +125,12 @@ export class JsonArraySplitter {
   private inString = false;
   private escaped = false;
   private parts: Buffer[] = [];
+  private partsBytes = 0;
   private offset = 0;
+  private records = 0;
+
+  /** @param maxRecordBytes longest element kept (RecordTooLargeError beyond); default unlimited. */
+  constructor(private readonly maxRecordBytes = Infinity) {}
 
   push(input: Buffer): Buffer[] {
     const chunk = input;
@@ -166,7 +206,12 @@ export class JsonArraySplitter {
       }
       i += 1;
     }
-    if (this.state === 'in-element' && elementStart >= 0) this.parts.push(Buffer.from(chunk.subarray(elementStart)));
+    if (this.state === 'in-element' && elementStart >= 0) {
+      const kept = chunk.length - elementStart;
+      if (this.partsBytes + kept > this.maxRecordBytes) throw new RecordTooLargeError(this.records, this.maxRecordBytes);
+      this.parts.push(Buffer.from(chunk.subarray(elementStart)));
+      this.partsBytes += kept;
+    }
     this.offset += chunk.length;
     return out;
   }
@@ -185,8 +230,11 @@ export class JsonArraySplitter {
   }
 
   private finishElement(tail: Buffer, out: Buffer[], at: number): void {
+    if (this.partsBytes + tail.length > this.maxRecordBytes) throw new RecordTooLargeError(this.records, this.maxRecordBytes);
     let el = this.parts.length > 0 ? Buffer.concat([...this.parts, tail]) : tail;
     this.parts = [];
+    this.partsBytes = 0;
+    this.records += 1;
     let end = el.length;
     while (end > 0 && isWs(el[end - 1]!)) end -= 1;
     el = el.subarray(0, end);

@@ -6,11 +6,6 @@ export function isRole(value: unknown): value is Role {
   return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
 }
 
-/** Who may write data into a project (/import, syncs, migrations, batch imports). */
-export function canWriteData(role: Role): boolean {
-  return role === 'owner' || role === 'admin';
-}
-
 /** Who may read a project's data back (export, engage, insights). */
 export function canReadData(role: Role): boolean {
   return ROLES.includes(role);

@@ -1,9 +1,9 @@
 /**
- * Counting events into (segment × time bucket) cells for the insights report, and shaping the
- * result like Mixpanel's segmentation: `series` (every bucket label of the range) and `values`
- * (segment → bucket label → count, zeros included). Pure.
+ * Segment labels of the insights report, and its result shaped like Mixpanel's segmentation:
+ * `series` (every bucket label of the range) and `values` (segment → bucket label → value, zeros
+ * included), from the (segment × time bucket) cells the event store counted. Pure.
  */
-import { bucketLabel, bucketSeries, bucketStart, type DayRange, type Unit } from './time-buckets.js';
+import { bucketLabel, bucketSeries, type DayRange, type Unit } from './time-buckets.js';
 
 /** Segments tracked before the report refuses (an `on` over unique ids would exhaust memory). */
 export const MAX_TRACKED_SEGMENTS = 100_000;
@@ -39,53 +39,49 @@ export interface SegmentationResult {
   values: Record<string, Record<string, number>>;
 }
 
-export class SegmentCounter {
-  private readonly cells = new Map<string, Map<number, number>>();
-  private readonly totals = new Map<string, number>();
+/** One (segment, bucket) value of a report as the event store computes it (store report()). */
+export interface ReportCellLike {
+  segment: string;
+  /** Epoch ms of the bucket's start (bucketStart). */
+  bucket: number;
+  value: number;
+}
 
-  constructor(
-    private readonly range: DayRange,
-    private readonly unit: Unit,
-    /** Segments that appear even with no events (e.g. the requested event names). */
-    fixed: readonly string[] = [],
-  ) {
-    for (const s of fixed) this.ensure(s);
-  }
-
-  private ensure(segment: string): Map<number, number> {
-    let row = this.cells.get(segment);
+/**
+ * A store's report cells shaped like Mixpanel's segmentation: the top `limit` segments by the sum
+ * of their values (ties by label), each with every bucket of the range (zeros included); `fixed`
+ * segments (the requested event names) appear even without cells. Pure; the store did the counting.
+ */
+export function segmentationFromCells(
+  cells: readonly ReportCellLike[],
+  range: DayRange,
+  unit: Unit,
+  fixed: readonly string[],
+  limit: number,
+): SegmentationResult {
+  const series = bucketSeries(range, unit);
+  const rows = new Map<string, { total: number; cells: Map<string, number> }>();
+  for (const s of fixed) rows.set(s, { total: 0, cells: new Map() });
+  for (const c of cells) {
+    let row = rows.get(c.segment);
     if (!row) {
-      if (this.cells.size >= MAX_TRACKED_SEGMENTS) throw new TooManySegmentsError();
-      row = new Map();
-      this.cells.set(segment, row);
-      this.totals.set(segment, 0);
+      if (rows.size >= MAX_TRACKED_SEGMENTS) throw new TooManySegmentsError();
+      row = { total: 0, cells: new Map() };
+      rows.set(c.segment, row);
     }
-    return row;
+    row.total += c.value;
+    const label = bucketLabel(c.bucket, unit);
+    row.cells.set(label, (row.cells.get(label) ?? 0) + c.value);
   }
-
-  add(timeMs: number, segment: string): void {
-    const row = this.ensure(segment);
-    const bucket = bucketStart(timeMs, this.unit);
-    row.set(bucket, (row.get(bucket) ?? 0) + 1);
-    this.totals.set(segment, this.totals.get(segment)! + 1);
+  const cap = Math.max(1, Math.min(limit, Math.floor(MAX_REPORT_CELLS / Math.max(1, series.length))));
+  const top = [...rows.entries()]
+    .sort((a, b) => b[1].total - a[1].total || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .slice(0, cap);
+  const values = Object.create(null) as Record<string, Record<string, number>>;
+  for (const [segment, row] of top) {
+    const out: Record<string, number> = {};
+    for (const label of series) out[label] = row.cells.get(label) ?? 0;
+    values[segment] = out;
   }
-
-  /** The top `limit` segments by total (ties by label), each with every bucket of the series. */
-  result(limit: number): SegmentationResult {
-    const series = bucketSeries(this.range, this.unit);
-    const cap = Math.max(1, Math.min(limit, Math.floor(MAX_REPORT_CELLS / Math.max(1, series.length))));
-    const top = [...this.totals.entries()]
-      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-      .slice(0, cap)
-      .map(([segment]) => segment);
-    // Null prototype: a segment named "__proto__" must become a key, not a prototype.
-    const values = Object.create(null) as Record<string, Record<string, number>>;
-    for (const segment of top) {
-      const row: Record<string, number> = {};
-      for (const label of series) row[label] = 0;
-      for (const [bucket, n] of this.cells.get(segment)!) row[bucketLabel(bucket, this.unit)] = n;
-      values[segment] = row;
-    }
-    return { series, values };
-  }
+  return { series, values };
 }

@@ -4,6 +4,7 @@
  * hour, at 00:00, and on Mondays at 00:00, in the scheduler's time zone (SCHEDULER_TIMEZONE, UTC).
  */
 import cron from 'node-cron';
+import { ownValue } from '../lib/own.js';
 
 export const NAMED_SCHEDULES = {
   hourly: '0 * * * *',
@@ -17,11 +18,36 @@ export type ScheduleOutcome = { ok: true; cron: string | null } | { ok: false; m
 export function scheduleCron(schedule: string): ScheduleOutcome {
   const s = schedule.trim();
   if (s === 'api_only') return { ok: true, cron: null };
-  if (s in NAMED_SCHEDULES) return { ok: true, cron: NAMED_SCHEDULES[s as keyof typeof NAMED_SCHEDULES] };
+  const named = ownValue<string>(NAMED_SCHEDULES, s);
+  if (named !== undefined) return { ok: true, cron: named };
   const fields = s.split(/\s+/).length;
   if ((fields === 5 || fields === 6) && cron.validate(s)) return { ok: true, cron: s };
   return {
     ok: false,
     message: `schedule must be hourly, daily, weekly, api_only or a cron expression (like "15 3 * * *"), not ${JSON.stringify(schedule)}`,
   };
+}
+
+/** How far back a returning scheduler looks for a missed slot (covers weekly schedules). */
+export const CATCH_UP_WINDOW_MS = 8 * 24 * 3600 * 1000;
+
+/**
+ * The latest slot of `cronExpr` in (afterMs, nowMs], or undefined — what a scheduler that was down
+ * should run once on return. Walks back minute by minute within a bounded window, so the cost is
+ * bounded whatever the gap. Seconds-level expressions (6 fields) have none: their next slot is
+ * seconds away, and a catch-up would only put a gap-straddling extra run before it.
+ */
+export function latestSlotBetween(cronExpr: string, timezone: string, afterMs: number, nowMs: number): number | undefined {
+  if (cronExpr.trim().split(/\s+/).length === 6) return undefined;
+  const step = 60_000;
+  const floor = Math.max(afterMs, nowMs - CATCH_UP_WINDOW_MS);
+  const task = cron.createTask(cronExpr, () => {}, { timezone });
+  try {
+    for (let t = nowMs - (nowMs % step); t > floor; t -= step) {
+      if (task.match(new Date(t))) return t;
+    }
+    return undefined;
+  } finally {
+    void task.destroy();
+  }
 }

@@ -28,6 +28,11 @@ export interface DayRange {
   toMs: number;
 }
 
+/** The UTC month (`YYYY-MM`) of an instant: the usage (billing) period. */
+export function monthOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 7);
+}
+
 export function formatDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }

@@ -1,5 +1,5 @@
 /**
- * A warehouse import definition in Mixpanel's field names (CONTRACT §3): the input schema, the
+ * A warehouse import definition in Mixpanel's field names: the input schema, the
  * rules between fields, and the checks against the source's real columns. Pure.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * Warehouse row → event / profile update / lookup row (CONTRACT §3, seed §2.8). Pure: every row
+ * Warehouse row → event / profile update / lookup row (Mixpanel's warehouse-connector mapping). Pure: every row
  * yields either a value or a rejection reason, never an exception.
  *
  * Events:
@@ -11,7 +11,10 @@
  * - `$user_id` ← `user_column_name`; `$device_id` ← `device_column_name`;
  * - distinct_id: the internal numeric user ID (`distinct_id_column_name`) when mapped and set;
  *   else the user ID (simplified ID merge: a known user's distinct_id is their user ID); else
- *   `$device:<device id>`; a row with none of the three is rejected;
+ *   `$device:<device id>`; a row with none of the three is rejected. The write path then applies
+ *   the simplified ID merge (identity.ts): a row with a user ID is that user's, so its stored
+ *   distinct_id is the user ID even when an internal ID was mapped (kept as `distinct_id` only for
+ *   rows without a user ID);
  * - JSON property columns: their top-level keys become properties (over plain columns of the same name);
  * - every other column becomes a property named after the column. Null cells are left out.
  */

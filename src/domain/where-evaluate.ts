@@ -3,6 +3,11 @@
  * any AST over any properties yields a value, never an exception. Types are not coerced
  * implicitly (`5 == "5"` is false; use number()/string() to convert), a missing property is
  * `undefined`, and `!=` is exactly `not ==` — so `properties["x"] != "a"` holds where x is absent.
+ *
+ * Work per record is bounded: the parser caps the tree's size and depth; an object or list is
+ * serialised for comparison once per value (not once per comparison that mentions it); and `+`
+ * on strings yields undefined past MAX_STRING_RESULT characters, so no expression can build a
+ * string larger than its inputs by more than that.
  */
 import { canonicalJson } from './canonical-json.js';
 import { parseExpression, type Expr } from './where-expression.js';
@@ -16,11 +21,28 @@ export function truthy(v: Value): boolean {
   return true;
 }
 
+/** Longest string `+` builds (a record's strings are at most the event size anyway). */
+export const MAX_STRING_RESULT = 64 * 1024;
+
+/** Canonical JSON of objects and lists, once per value (values are never mutated here). */
+const canonical = new WeakMap<object, string>();
+/** JSON text of objects and lists for string(), once per value. */
+const stringified = new WeakMap<object, string>();
+function canonicalOf(v: object): string {
+  let c = canonical.get(v);
+  if (c === undefined) {
+    c = canonicalJson(v);
+    canonical.set(v, c);
+  }
+  return c;
+}
+
 function equal(a: Value, b: Value): boolean {
   if (a === undefined || b === undefined) return false;
   if (a === null || b === null) return a === b;
   if (typeof a !== 'object' && typeof b !== 'object') return a === b;
-  return typeof a === typeof b && canonicalJson(a) === canonicalJson(b);
+  if (a === b) return true;
+  return typeof a === typeof b && canonicalOf(a as object) === canonicalOf(b as object);
 }
 
 function ordered(a: Value, b: Value): number | undefined {
@@ -43,11 +65,17 @@ function toStringValue(v: Value): string | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return JSON.stringify(v);
+  if (typeof v !== 'object') return JSON.stringify(v);
+  let text = stringified.get(v);
+  if (text === undefined) {
+    text = JSON.stringify(v);
+    stringified.set(v, text);
+  }
+  return text;
 }
 
 function arithmetic(op: string, a: Value, b: Value): Value {
-  if (op === '+' && typeof a === 'string' && typeof b === 'string') return a + b;
+  if (op === '+' && typeof a === 'string' && typeof b === 'string') return a.length + b.length <= MAX_STRING_RESULT ? a + b : undefined;
   if (typeof a !== 'number' || typeof b !== 'number') return undefined;
   switch (op) {
     case '+':

@@ -17,6 +17,7 @@
  * Errors carry the 0-based character position so the API can say where the mistake is.
  */
 
+import { ownValue } from '../lib/own.js';
 export type BinaryOp = '==' | '!=' | '>' | '>=' | '<' | '<=' | 'in' | 'and' | 'or' | '+' | '-' | '*' | '/' | '%';
 export type FunctionName = 'defined' | 'boolean' | 'number' | 'string' | 'floor' | 'round' | 'ceil';
 
@@ -40,9 +41,17 @@ export class ExpressionSyntaxError extends Error {
   }
 }
 
-/** Longer input is refused outright; deeper nesting too (the parser recurses). */
+/**
+ * Cost bounds, so one request's expression cannot make the service (or the database it is
+ * compiled for) do unbounded work: longer input is refused outright; so is deeper explicit
+ * nesting (the parser recurses), more tokens (the AST's size, hence the work per record), and a
+ * deeper tree (left-leaning `a or b or c …` chains count too: evaluators and SQL engines recurse
+ * on it — SQLite refuses expressions deeper than 1000).
+ */
 export const MAX_EXPRESSION_LENGTH = 10_000;
 export const MAX_EXPRESSION_DEPTH = 64;
+export const MAX_EXPRESSION_TOKENS = 2_000;
+export const MAX_EXPRESSION_TREE_DEPTH = 256;
 
 type Token =
   | { type: 'string'; value: string; pos: number }
@@ -69,8 +78,9 @@ function readString(src: string, start: number): { value: string; end: number } 
         i += 6;
         continue;
       }
-      if (e === undefined || !(e in ESCAPES)) throw new ExpressionSyntaxError('invalid escape in string', i);
-      out += ESCAPES[e];
+      const escaped = e === undefined ? undefined : ownValue(ESCAPES, e);
+      if (escaped === undefined) throw new ExpressionSyntaxError('invalid escape in string', i);
+      out += escaped;
       i += 2;
       continue;
     }
@@ -112,6 +122,7 @@ export function tokenize(src: string): Token[] {
     tokens.push({ type: 'punct', value: p, pos: i });
     i += p.length;
   }
+  if (tokens.length > MAX_EXPRESSION_TOKENS) throw new ExpressionSyntaxError(`expression has more than ${MAX_EXPRESSION_TOKENS} tokens`, src.length);
   tokens.push({ type: 'end', pos: src.length });
   return tokens;
 }
@@ -281,5 +292,37 @@ export function parseExpression(src: string): Expr {
     throw new ExpressionSyntaxError(`expression is longer than ${MAX_EXPRESSION_LENGTH} characters`, MAX_EXPRESSION_LENGTH);
   }
   if (src.trim() === '') throw new ExpressionSyntaxError('expression is empty', 0);
-  return new Parser(tokenize(src)).parse();
+  const expr = new Parser(tokenize(src)).parse();
+  if (treeDepth(expr) > MAX_EXPRESSION_TREE_DEPTH) {
+    throw new ExpressionSyntaxError(`expression is more than ${MAX_EXPRESSION_TREE_DEPTH} operations deep (split long and/or chains with parentheses or use 'in [...]')`, 0);
+  }
+  return expr;
+}
+
+/** The tree's depth, without recursion (so any tree the parser built can be measured). */
+function treeDepth(root: Expr): number {
+  let max = 0;
+  const stack: [Expr, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [e, d] = stack.pop()!;
+    if (d > max) max = d;
+    switch (e.kind) {
+      case 'list':
+        for (const item of e.items) stack.push([item, d + 1]);
+        break;
+      case 'not':
+      case 'negate':
+        stack.push([e.operand, d + 1]);
+        break;
+      case 'call':
+        stack.push([e.arg, d + 1]);
+        break;
+      case 'binary':
+        stack.push([e.left, d + 1], [e.right, d + 1]);
+        break;
+      default:
+        break;
+    }
+  }
+  return max;
 }

@@ -7,6 +7,7 @@ import express, { type Express } from 'express';
 import { httpRequestDuration } from '../lib/metrics.js';
 import type { AppDeps } from './deps.js';
 import { errorMiddleware, notFoundHandler } from './error-middleware.js';
+import { recordMountPatterns, routeLabel } from './route-label.js';
 import { routers } from './routes/index.js';
 
 export function createApp(deps: AppDeps): Express {
@@ -22,8 +23,7 @@ export function createApp(deps: AppDeps): Express {
     res.locals.log = deps.log.child({ reqId });
     const end = httpRequestDuration.startTimer({ method: req.method });
     res.on('finish', () => {
-      const route = (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? 'unmatched' : req.baseUrl || 'other');
-      const seconds = end({ route: `${req.baseUrl}${typeof route === 'string' ? route : ''}`, status: String(res.statusCode) });
+      const seconds = end({ route: routeLabel(req, res), status: String(res.statusCode) });
       // The path only: query strings can carry `data=` payloads and tokens.
       (res.locals.log as typeof deps.log).info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
     });
@@ -31,6 +31,7 @@ export function createApp(deps: AppDeps): Express {
   });
 
   for (const mount of routers) mount(app, deps);
+  recordMountPatterns(app);
 
   app.use(notFoundHandler);
   app.use(errorMiddleware(deps.log));

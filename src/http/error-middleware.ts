@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../lib/logger.js';
-import { ValidationError } from '../lib/errors.js';
+import { StoreUnavailableError, ValidationError } from '../lib/errors.js';
 import { surfaceOf } from './surface.js';
 
 const TYPES: Record<number, string> = {
@@ -26,6 +26,17 @@ function fromBodyParser(err: unknown): ValidationError | undefined {
   if (e.type === 'encoding.unsupported') return new ValidationError(415, 'unsupported content encoding');
   if (e.status >= 400 && e.status < 500) return new ValidationError(e.status, e.message ?? 'bad request');
   return undefined;
+}
+
+/** A URL whose percent-encoding is not UTF-8 (a lone surrogate, say) cannot name anything. */
+function fromUrl(err: unknown): ValidationError | undefined {
+  return err instanceof URIError ? new ValidationError(400, 'the URL is not valid percent-encoded UTF-8') : undefined;
+}
+
+/** The event store is down or overloaded: the client should retry (dedupe makes that safe). */
+function fromStore(err: unknown): ValidationError | undefined {
+  if (!(err instanceof StoreUnavailableError)) return undefined;
+  return new ValidationError(503, 'event store unavailable: retry later (a retry never stores an event twice)', { headers: { 'Retry-After': '5' } });
 }
 
 export function sendError(res: Response, err: ValidationError): void {
@@ -55,7 +66,7 @@ export function sendError(res: Response, err: ValidationError): void {
 
 export function errorMiddleware(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const known = err instanceof ValidationError ? err : fromBodyParser(err);
+    const known = err instanceof ValidationError ? err : fromStore(err) ?? fromUrl(err) ?? fromBodyParser(err);
     if (res.headersSent) {
       log.error({ err, reqId: res.locals.reqId }, 'error after response started');
       res.destroy();

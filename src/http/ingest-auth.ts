@@ -21,7 +21,7 @@ interface AuthDeps {
   config: Pick<Config, 'REGION'>;
 }
 
-/** 400 naming the right region when the project's data lives elsewhere (CONTRACT §0). */
+/** 400 naming the right region when the project's data lives elsewhere. */
 export function assertResidency(project: Project, region: string): void {
   if (project.residency !== region) {
     throw new ValidationError(

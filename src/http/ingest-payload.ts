@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Response } from 'express';
 import { decodeDataParam, parseJsonRecords, parseNdjsonRecords } from '../domain/payload-text.js';
 import { ValidationError } from '../lib/errors.js';
-import { readBody } from './body.js';
+import { readBody } from './request-body.js';
 
 export interface IngestPayloadLimits {
   /** Decompressed body bytes allowed (413 beyond; enforced while inflating gzip). */
@@ -52,6 +52,13 @@ export function bodyKindOf(req: IncomingMessage): 'json' | 'ndjson' | 'form' {
   throw new ValidationError(415, `unsupported Content-Type '${type}': send application/json, application/x-ndjson or application/x-www-form-urlencoded`);
 }
 
+const DATA_FIELD = Buffer.from('data=');
+
+/** A text/plain (or untyped) body that is really `data=…`, as mixpanel-browser's sendBeacon sends. */
+function isBeaconForm(body: Buffer): boolean {
+  return body.length >= DATA_FIELD.length && body.subarray(0, DATA_FIELD.length).equals(DATA_FIELD);
+}
+
 /** GET `?data=` or a form-urlencoded POST: what the official SDKs send. */
 export function isLegacyRequest(req: IncomingMessage): boolean {
   return req.method === 'GET' || req.method === 'HEAD' || mediaType(req) === FORM_TYPE;
@@ -83,7 +90,8 @@ export function markLegacy(req: IncomingMessage, res: Response | undefined): { l
  *   or one JSON object (= one record);
  * - `POST` `application/x-ndjson` (also `application/jsonl`): one JSON record per line;
  * - `POST` `application/x-www-form-urlencoded` with `data=<base64 of JSON>` (or plain JSON in
- *   `data`), as the official SDKs send batches — `verbose` may also be a form field;
+ *   `data`), as the official SDKs send batches — `verbose` may also be a form field; the same
+ *   form labelled `text/plain` (what `navigator.sendBeacon` sends) is read as the form too;
  * - `GET ?data=<base64 of JSON>`, as the official SDKs send single calls;
  * - any POST body may be `Content-Encoding: gzip`; the size limit applies to the inflated bytes
  *   and is enforced while inflating (a gzip bomb is cut off, never buffered).
@@ -112,8 +120,13 @@ export async function readIngestPayload(req: IncomingMessage, limits: IngestPayl
     return { records: decodeDataParam(data, limits.maxRecords), legacy, verbose };
   }
 
-  const kind = bodyKindOf(req);
+  let kind = bodyKindOf(req);
   const body = await readBody(req, { maxBytes: limits.maxBytes });
+  if (kind === 'json' && isBeaconForm(body)) {
+    // navigator.sendBeacon(url, 'data=…') can only label a string body text/plain: it is the form.
+    kind = 'form';
+    if (res) res.locals.surface = 'legacy';
+  }
 
   if (kind === 'form') {
     const form = new URLSearchParams(body.toString('utf8'));

@@ -1,5 +1,5 @@
 /**
- * The answers of the event ingestion endpoints (CONTRACT §2.1). JSON requests get
+ * The answers of the event ingestion endpoints. JSON requests get
  * `{code,num_records_imported,status}` (strict failures: 400 with `failed_records`); the legacy
  * SDK forms get `1`/`0`, or `{status,error}` with verbose=1. Duplicates of stored events count
  * as imported, as on Mixpanel, so a replay answers exactly like the first send.

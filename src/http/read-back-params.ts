@@ -2,8 +2,8 @@
  * Query parameters of the read-back APIs, validated into typed values; every mistake is a 400
  * naming the parameter (never a 500, never silently ignored).
  */
-import { compileValue, compileWhere, type Predicate, type Value } from '../domain/where-evaluate.js';
-import { ExpressionSyntaxError } from '../domain/where-expression.js';
+import { evaluate, truthy, type Predicate } from '../domain/where-evaluate.js';
+import { ExpressionSyntaxError, parseExpression, type Expr } from '../domain/where-expression.js';
 import { parseDay, UNITS, type DayRange, type Unit } from '../domain/time-buckets.js';
 import { ValidationError } from '../lib/errors.js';
 
@@ -81,23 +81,30 @@ function expressionError(name: string, err: unknown): never {
   throw err;
 }
 
-export function whereParam(params: Params, name = 'where'): Predicate | undefined {
+/** A `where` expression, parsed (the event store compiles it to SQL where it can). */
+export function whereExpression(params: Params, name = 'where'): Expr | undefined {
   const v = single(params, name);
   if (v === undefined) return undefined;
   try {
-    return compileWhere(v);
+    return parseExpression(v);
   } catch (err) {
     expressionError(name, err);
   }
 }
 
+/** A `where` expression as a predicate over properties (profiles are filtered in Node). */
+export function whereParam(params: Params, name = 'where'): Predicate | undefined {
+  const expr = whereExpression(params, name);
+  return expr && ((props) => truthy(evaluate(expr, props)));
+}
+
 /** `on`: an expression, or just a property name (`$source` means `properties["$source"]`). */
-export function onParam(params: Params): ((props: Readonly<Record<string, unknown>>) => Value) | undefined {
+export function onExpression(params: Params): Expr | undefined {
   const v = single(params, 'on');
   if (v === undefined) return undefined;
   const looksLikeExpression = /^\s*properties\s*\[/.test(v) || /[()"'[\]=<>]/.test(v) || /\s(and|or|in)\s/.test(v);
   try {
-    return compileValue(looksLikeExpression ? v : `properties[${JSON.stringify(v)}]`);
+    return parseExpression(looksLikeExpression ? v : `properties[${JSON.stringify(v)}]`);
   } catch (err) {
     expressionError('on', err);
   }
@@ -109,10 +116,13 @@ export function unitParam(params: Params): Unit {
   return v as Unit;
 }
 
-/** Mixpanel's `type`: only `general` (total counts) is computed here. */
-export function typeParam(params: Params, supported: readonly string[] = ['general']): string {
+export type ReportType = 'general' | 'unique' | 'average';
+const REPORT_TYPES: readonly ReportType[] = ['general', 'unique', 'average'];
+
+/** Mixpanel's `type`: general (events), unique (resolved users) or average (events per user). */
+export function typeParam(params: Params, supported: readonly ReportType[] = REPORT_TYPES): ReportType {
   const v = single(params, 'type') ?? 'general';
-  if (!['general', 'unique', 'average'].includes(v)) throw bad("'type' must be general, unique or average");
-  if (!supported.includes(v)) throw bad(`'type=${v}' is not supported here; use ${supported.join(' or ')}`);
-  return v;
+  if (!(REPORT_TYPES as readonly string[]).includes(v)) throw bad("'type' must be general, unique or average");
+  if (!supported.includes(v as ReportType)) throw bad(`'type=${v}' is not supported here; use ${supported.join(' or ')}`);
+  return v as ReportType;
 }

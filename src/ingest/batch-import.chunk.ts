@@ -4,7 +4,10 @@
  * by compare-and-set, and the counts and rejection sample are added. A crash before the commit
  * loses the whole chunk (it is read again on resume); after it, nothing of it is read again.
  */
+import { findProjectById } from '../db/accounts.repo.js';
+import type { EventStore } from '../store/event-store.js';
 import { claimChunk, recordChunk, type RejectedSample } from '../db/batch-imports.repo.js';
+import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
 import type { BatchType } from '../domain/batch-format.js';
 import { ingestEvents } from './events.ingest.js';
@@ -42,16 +45,32 @@ export function excerpt(record: unknown): string {
   return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
 }
 
-export async function commitChunk(db: Db, run: ChunkRun, chunk: PendingChunk, now: number): Promise<ChunkResult> {
+/**
+ * How a chunk takes its place: by default the run's checkpoint moves from `from` to `from + units`
+ * (compare-and-set); a partition of a large import claims its own checkpoint instead. Called
+ * first in the chunk's transaction; false rolls the chunk back.
+ */
+export type ChunkClaim = (trx: Knex.Transaction, chunk: PendingChunk, now: number) => Promise<boolean>;
+
+const runClaim =
+  (runId: string): ChunkClaim =>
+  (trx, chunk, now) =>
+    claimChunk(trx, runId, chunk.from, chunk.from + chunk.units, now);
+
+export async function commitChunk(db: Db, events: EventStore, run: ChunkRun, chunk: PendingChunk, now: number, claim: ChunkClaim = runClaim(run.id)): Promise<ChunkResult> {
   return db.transaction(async (trx) => {
-    if (!(await claimChunk(trx, run.id, chunk.from, chunk.from + chunk.units, now))) return { committed: false };
+    if (!(await claim(trx, chunk, now))) return { committed: false };
     const sample: RejectedSample[] = [...chunk.unparsable];
     let imported = 0;
     let deduplicated = 0;
     if (chunk.records.length > 0) {
       if (run.type === 'events') {
-        const r = await ingestEvents(trx, run.projectId, 'batch-import', chunk.records, {
+        // The project's ID merge system decides distinct ids and links (domain/identity.ts).
+        const idMerge = (await findProjectById(trx, run.projectId))?.idMerge;
+        const r = await ingestEvents(events, run.projectId, 'batch-import', chunk.records, {
+          within: trx,
           strict: run.strict,
+          idMerge,
           now,
           stamp: { $import: true, $batch_import_id: run.id },
         });

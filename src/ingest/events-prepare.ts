@@ -7,14 +7,15 @@
 import zlib from 'node:zlib';
 import type { RecordRejection } from '../domain/event-record.js';
 import { parseJsonRecords, parseNdjsonRecords } from '../domain/payload-text.js';
-import { toEventRows, type EventRows } from '../db/events.repo.js';
+import { toEventRows, type EventRows } from '../store/event-rows.js';
 import { ValidationError } from '../lib/errors.js';
 import { validateEvents, type ValidateOptions } from './events.ingest.js';
 
 export interface PrepareInput {
-  /** The request body as received (gzip when `gzip`). */
+  /** The request body as received (gzip when `gzip`, zlib deflate when `deflate`). */
   body: Uint8Array;
   gzip: boolean;
+  deflate?: boolean;
   ndjson: boolean;
   /** Decompressed bytes allowed: 413 beyond, checked while inflating. */
   maxBytes: number;
@@ -28,20 +29,21 @@ export interface PreparedBatch {
   rejected: RecordRejection[];
 }
 
-function inflate(body: Uint8Array, maxBytes: number): Buffer {
+function inflate(body: Uint8Array, maxBytes: number, deflate: boolean): Buffer {
   try {
     // maxOutputLength stops inflating at the limit: a gzip bomb never grows past it.
-    return zlib.gunzipSync(body, { maxOutputLength: Math.max(1, maxBytes) });
+    const options = { maxOutputLength: Math.max(1, maxBytes) };
+    return deflate ? zlib.inflateSync(body, options) : zlib.gunzipSync(body, options);
   } catch (err) {
     if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
       throw new ValidationError(413, 'Request Entity Too Large');
     }
-    throw new ValidationError(400, 'body is not valid gzip (truncated or corrupt)');
+    throw new ValidationError(400, `body is not valid ${deflate ? 'deflate' : 'gzip'} (truncated or corrupt)`);
   }
 }
 
 export function prepareEventBatch(input: PrepareInput): PreparedBatch {
-  const bytes = input.gzip ? inflate(input.body, input.maxBytes) : Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength);
+  const bytes = input.gzip || input.deflate ? inflate(input.body, input.maxBytes, Boolean(input.deflate)) : Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength);
   if (bytes.length > input.maxBytes) throw new ValidationError(413, 'Request Entity Too Large');
   const text = bytes.toString('utf8');
   const records = input.ndjson ? parseNdjsonRecords(text, input.maxRecords) : parseJsonRecords(text, input.maxRecords);

@@ -10,10 +10,10 @@ import {
   type NormalizedEvent,
   type RecordRejection,
 } from '../domain/event-record.js';
-import { insertEventRows, toEventRows, type EventRows } from '../db/events.repo.js';
-import { addUsage } from '../db/usage.repo.js';
-import { dialect, type Db, type DbOrTrx } from '../db/knex.js';
-import { sqliteWriteCombiner } from './sqlite-write-combiner.js';
+import type { Knex } from 'knex';
+import type { IdMerge } from '../domain/identity.js';
+import { toEventRows, type EventRows } from '../store/event-rows.js';
+import type { EventStore } from '../store/event-store.js';
 import { eventsIngested } from '../lib/metrics.js';
 
 export type IngestSource = 'import' | 'track' | 'warehouse-import' | 'migration' | 'batch-import';
@@ -26,6 +26,8 @@ export interface ValidateOptions {
   now?: number;
   /** Properties set on every valid event after its insert id is fixed (never part of the id). */
   stamp?: Record<string, unknown>;
+  /** The project's ID merge system (domain/identity.ts); absent: simplified, the default. */
+  idMerge?: IdMerge;
 }
 
 export interface ValidatedBatch {
@@ -40,6 +42,7 @@ export function validateEvents(records: readonly unknown[], options: ValidateOpt
     strictTime: options.strict ?? false,
     maxAgeMs: options.maxAgeMs,
     now: options.now ?? Date.now(),
+    idMerge: options.idMerge,
   };
   const events: NormalizedEvent[] = [];
   const rejected: RecordRejection[] = [];
@@ -58,39 +61,33 @@ export interface StoreResult {
   deduplicated: number;
 }
 
-/** IO half: stores validated events in one transaction (or the caller's). */
+/** IO half: stores validated events in one transaction (or the caller's, see storeEventRows). */
 export async function storeEvents(
-  db: DbOrTrx,
+  store: EventStore,
   projectId: number,
   source: IngestSource,
   events: readonly NormalizedEvent[],
   now = Date.now(),
+  within?: Knex.Transaction,
 ): Promise<StoreResult> {
-  return storeEventRows(db, projectId, source, toEventRows(events), now);
+  return storeEventRows(store, projectId, source, toEventRows(events), now, within);
 }
 
 /**
  * Stores rows prepared off the writer's thread (events-prepare.ts) — validated events with their
- * properties already serialised — in one transaction (or the caller's), counting usage. On
- * SQLite, batches arriving together share a commit (sqlite-write-combiner.ts); each call still
- * returns only after its rows are committed.
+ * properties already serialised — through the event store, which counts usage and commits the
+ * identity links with them. `within`: a DATABASE_URL transaction the write joins where the store
+ * lives in that database (a run's checkpoint commits with its events; see WriteOptions).
  */
 export async function storeEventRows(
-  db: DbOrTrx,
+  store: EventStore,
   projectId: number,
   source: IngestSource,
   rows: EventRows,
   now = Date.now(),
+  within?: Knex.Transaction,
 ): Promise<StoreResult> {
-  const run = async (trx: DbOrTrx) => {
-    const imported = await insertEventRows(trx, projectId, source, rows, now);
-    await addUsage(trx, projectId, source, imported, now);
-    return imported;
-  };
-  let imported: number;
-  if ('isTransaction' in db && db.isTransaction) imported = await run(db);
-  else if (dialect(db) === 'sqlite') imported = await sqliteWriteCombiner(db as Db).store(projectId, source, rows, now);
-  else imported = await (db as Db).transaction(run);
+  const imported = await store.writeBatch({ projectId, source, rows, now }, { within });
   eventsIngested.inc({ source }, imported);
   return { imported, deduplicated: rows.event.length - imported };
 }
@@ -101,13 +98,13 @@ export interface IngestResult extends StoreResult {
 }
 
 export async function ingestEvents(
-  db: DbOrTrx,
+  store: EventStore,
   projectId: number,
   source: IngestSource,
   records: readonly unknown[],
-  options: ValidateOptions = {},
+  options: ValidateOptions & { within?: Knex.Transaction } = {},
 ): Promise<IngestResult> {
   const { events, rejected } = validateEvents(records, options);
-  const stored = await storeEvents(db, projectId, source, events, options.now);
+  const stored = await storeEvents(store, projectId, source, events, options.now, options.within);
   return { received: records.length, rejected, ...stored };
 }

@@ -36,3 +36,15 @@ export class PermanentError extends Error {
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/**
+ * The event store cannot be reached or refuses work for now (server down, network, overload).
+ * Retryable for jobs; HTTP answers 503 with Retry-After in the surface's error shape. Raised only
+ * when the write is known not to have been acknowledged, so the client's retry is safe (dedupe).
+ */
+export class StoreUnavailableError extends RetryableError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}

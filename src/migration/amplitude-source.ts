@@ -8,7 +8,7 @@ import { downloadExport, windowOf, type ExportClientOptions, type ExportOutcome 
 import type { MigrationRow } from '../db/migration-runs.repo.js';
 import { PermanentError } from '../lib/errors.js';
 import { archivePath } from './archive-files.js';
-import type { MigrationRunContext } from './run-context.js';
+import type { MigrationRunContext } from '../runs/context.js';
 
 export interface SealedCredentials {
   apiKey: string;

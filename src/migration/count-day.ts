@@ -8,7 +8,7 @@ import { countArchiveRecords } from '../../connectors/amplitude/archive-reader.j
 import { appendLog, findDay, updateDay, type DayWindow, type MigrationRow } from '../db/migration-runs.repo.js';
 import { PermanentError } from '../lib/errors.js';
 import { exportClientFor, fetchWindow } from './amplitude-source.js';
-import type { MigrationRunContext } from './run-context.js';
+import type { MigrationRunContext } from '../runs/context.js';
 
 const HOURS = Array.from({ length: 24 }, (_, h) => String(h).padStart(2, '0'));
 

@@ -87,11 +87,6 @@ function release(t: Thread): void {
   t.idleTimer.unref();
 }
 
-/** Stops every idle thread (tests, shutdown). */
-export async function stopDecoderThreads(): Promise<void> {
-  await Promise.all(pool.splice(0).map((t) => t.worker.terminate()));
-}
-
 /** Decodes a window on a pool thread (at most `maxThreads` of them), or inline. */
 export async function* decodeWindowOffThread(req: DecodeRequest, signal: AbortSignal, maxThreads: number): AsyncGenerator<DecodedBatch> {
   const t = maxThreads > 0 ? await acquire(maxThreads) : undefined;

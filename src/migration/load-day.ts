@@ -26,7 +26,7 @@ import { PermanentError, RetryableError } from '../lib/errors.js';
 import { exportClientFor, fetchWindow } from './amplitude-source.js';
 import { removeArchive } from './archive-files.js';
 import { decodeWindowOffThread } from './decoder-threads.js';
-import type { MigrationRunContext } from './run-context.js';
+import type { MigrationRunContext } from '../runs/context.js';
 import type { DecodedBatch } from './window-decoder.js';
 
 /** How often (in commits) a load re-reads the run to notice it was failed elsewhere. */
@@ -109,7 +109,7 @@ class DayLoader {
     const samples = batch.samples.slice(0, Math.max(0, REJECTION_SAMPLE - this.samplesKept));
     const checkpoint = structuredClone(this.checkpoint);
     const stored = await ctx.db.transaction(async (trx) => {
-      const result = await storeEventRows(trx, m.projectId, 'migration', batch.rows, now);
+      const result = await storeEventRows(ctx.events, m.projectId, 'migration', batch.rows, now, trx);
       await stageUsers(trx, m.id, batch.staged);
       const current = await recordBatch(trx, m.id, this.day.day, {
         seq: this.seq,

@@ -5,15 +5,19 @@
  * enqueues it later.
  *
  * Re-posting a migration that is still queued or running (same project, source API key, range
- * and dry-run flag) returns that run instead of starting a second one. Once a run has finished,
+ * and dry-run flag) returns that run instead of starting a second one. Any other migration while
+ * one is queued or running for the project is refused with 409 naming the active one: one
+ * migration at a time per project, so one tenant cannot queue unbounded export downloads. Once a run has finished,
  * the same post starts a new run; it re-reads the source and stores nothing already stored
  * (events dedupe on their keys, profile `$set`s are latest-wins), so it only fills gaps.
  */
+import { migrationLabel } from '../queue/job-labels.js';
 import crypto from 'node:crypto';
 import type { Config } from '../../config/index.js';
 import { findProjectByToken } from '../db/accounts.repo.js';
 import type { Db } from '../db/knex.js';
-import { findInFlightTwin, findMigration, insertMigration, type MigrationRow } from '../db/migration-runs.repo.js';
+import type { Project } from '../db/accounts.repo.js';
+import { findActiveMigration, findInFlightTwin, findMigration, insertMigration, lockProjectMigrations, type MigrationRow } from '../db/migration-runs.repo.js';
 import { daysBetween, parseMigrationRequest, SUPPORTED_SOURCE_TOOLS, type SourceTool } from '../domain/migration-request.js';
 import { errorMessage, ValidationError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
@@ -27,6 +31,8 @@ export interface CreateMigrationDeps {
   secrets: SecretBox;
   queues: Pick<JobQueues, 'enqueue'>;
   log: Logger;
+  /** Checked once the receiving project is known (MIGRATION_REQUIRE_AUTH); throws 401/403. */
+  authorize?: (project: Project) => Promise<void>;
 }
 
 export function sourceToolOf(name: string): SourceTool {
@@ -39,8 +45,8 @@ export function sourceToolOf(name: string): SourceTool {
   return tool as SourceTool;
 }
 
-export async function enqueueCountJobs(queues: Pick<JobQueues, 'enqueue'>, migrationId: string, days: readonly string[]): Promise<void> {
-  for (const day of days) await queues.enqueue('migration-day', { migrationId, day }, { jobId: countJobId(migrationId, day) });
+export async function enqueueCountJobs(queues: Pick<JobQueues, 'enqueue'>, projectId: number, migrationId: string, days: readonly string[]): Promise<void> {
+  for (const day of days) await queues.enqueue('migration-day', { migrationId, day }, { jobId: countJobId(migrationId, day), label: migrationLabel(projectId, migrationId, `count ${day}`) });
 }
 
 export async function createMigration(
@@ -55,6 +61,7 @@ export async function createMigration(
 
   const project = await findProjectByToken(deps.db, req.serviceToken);
   if (!project) throw new ValidationError(401, 'SERVICE_TOKEN is not the token of any project');
+  await deps.authorize?.(project);
   if (project.idMerge !== 'simplified') {
     throw new ValidationError(
       400,
@@ -73,13 +80,22 @@ export async function createMigration(
 
   const sourceKeyHash = sha256Hex(`${tool}\u0000${req.apiKey}`);
   const twinQuery = { projectId: project.id, sourceTool: tool, sourceKeyHash, startDate: req.startDate, endDate: req.endDate, dryRun: req.dryRun };
-  const twin = await findInFlightTwin(deps.db, twinQuery);
-  if (twin) return { migration: twin, existing: true };
-
   const id = crypto.randomUUID();
   const days = daysBetween(req.startDate, req.endDate);
   const sourceRegion = req.sourceRegion ?? (deps.config.REGION === 'EU' ? 'EU' : 'US');
-  await deps.db.transaction(async (trx) => {
+  const twin = await deps.db.transaction(async (trx) => {
+    await lockProjectMigrations(trx, project.id);
+    const same = await findInFlightTwin(trx, twinQuery);
+    if (same) return same;
+    const active = await findActiveMigration(trx, project.id);
+    if (active) {
+      throw new ValidationError(
+        409,
+        `project ${project.id} already has an active migration: ${active.id} (${active.status}, ${active.startDate} to ${active.endDate}); ` +
+          'one migration runs at a time per project — wait for it to finish',
+        { active_migration_id: active.id },
+      );
+    }
     await insertMigration(trx, {
       id,
       projectId: project.id,
@@ -93,10 +109,12 @@ export async function createMigration(
       days,
       now,
     });
+    return undefined;
   });
+  if (twin) return { migration: twin, existing: true };
   deps.log.info({ migrationId: id, projectId: project.id, tool, startDate: req.startDate, endDate: req.endDate, dryRun: req.dryRun }, 'migration created');
   try {
-    await enqueueCountJobs(deps.queues, id, days);
+    await enqueueCountJobs(deps.queues, project.id, id, days);
   } catch (err) {
     // The run is in SQL; the reconciler enqueues what Redis did not get.
     deps.log.warn({ migrationId: id, err: errorMessage(err) }, 'migration enqueue failed; the reconciler will retry');

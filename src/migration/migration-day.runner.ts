@@ -4,18 +4,21 @@
  * past that step is a no-op. Afterwards, the day that completes a phase enqueues the next step
  * (deterministic job ids make a race between the last two days harmless).
  */
-import { dayStatusCounts, findMigration, markFailed, markRunning, appendLog, type MigrationRow } from '../db/migration-runs.repo.js';
+import { migrationLabel } from '../queue/job-labels.js';
+import { dayStatusCounts, findMigration, markFailed, markRunning, appendLog, setDayWorker, type MigrationRow } from '../db/migration-runs.repo.js';
 import { dropStagedUsers } from '../db/migration-user-props.repo.js';
-import { errorMessage, PermanentError } from '../lib/errors.js';
+import { errorMessage } from '../lib/errors.js';
 import { removeMigrationFiles } from './archive-files.js';
 import { countDay } from './count-day.js';
 import { loadDay } from './load-day.js';
 import { countedJobId, finalizeJobId } from './migration-job-ids.js';
-import type { MigrationRunContext } from './run-context.js';
+import type { MigrationRunContext } from '../runs/context.js';
+import { classifyError } from '../runs/failure.js';
+import { workerId } from '../runs/partitions.js';
 
 export interface DayJobOptions {
-  /** Attempts the queue gives this job; the last failing one fails the run. */
-  maxAttempts: number;
+  /** This is the job's last attempt (src/runs/failure.ts isFinalAttempt): a failure fails the run. */
+  finalAttempt: boolean;
 }
 
 /** Fails the run (once), dropping its staged profiles and (given the config) its archives. */
@@ -39,9 +42,9 @@ export async function advanceIfReady(ctx: Pick<MigrationRunContext, 'db' | 'queu
   if (!m || (m.status !== 'queued' && m.status !== 'running')) return;
   const counts = await dayStatusCounts(ctx.db, m.id);
   if (m.phase === 'count' && counts.counted + counts.loading + counts.done === m.daysTotal) {
-    await ctx.queues.enqueue('migration-finalize', { migrationId: m.id }, { jobId: countedJobId(m.id) });
+    await ctx.queues.enqueue('migration-finalize', { migrationId: m.id }, { jobId: countedJobId(m.id), label: migrationLabel(m.projectId, m.id, 'after count') });
   } else if ((m.phase === 'load' && counts.done === m.daysTotal) || m.phase === 'finalize') {
-    await ctx.queues.enqueue('migration-finalize', { migrationId: m.id }, { jobId: finalizeJobId(m.id) });
+    await ctx.queues.enqueue('migration-finalize', { migrationId: m.id }, { jobId: finalizeJobId(m.id), label: migrationLabel(m.projectId, m.id, 'finalize') });
   }
 }
 
@@ -54,12 +57,12 @@ export async function runMigrationDay(
   if (!m) return { outcome: 'unknown migration' };
   if (m.status !== 'queued' && m.status !== 'running') return { outcome: `migration ${m.status}` };
   await markRunning(ctx.db, m.id, Date.now());
+  await setDayWorker(ctx.db, m.id, payload.day, workerId());
   try {
     if (m.phase === 'count') await countDay(ctx, m, payload.day);
     else if (m.phase === 'load' && (await loadDay(ctx, m, payload.day)) === 'stopped') return { outcome: 'stopped: migration failed' };
   } catch (err) {
-    const last = ctx.attempt >= options.maxAttempts;
-    if (!ctx.signal.aborted && (err instanceof PermanentError || last)) {
+    if (!ctx.signal.aborted && (classifyError(err) === 'permanent' || options.finalAttempt)) {
       await failMigration(ctx, m, `${payload.day}: ${errorMessage(err)}`);
     } else {
       ctx.log.warn({ migrationId: m.id, day: payload.day, attempt: ctx.attempt, err: errorMessage(err) }, 'migration day failed; will retry');

@@ -10,6 +10,7 @@
  * newer value set by anything else), a page at a time with the cursor committed in the same
  * transaction, then the run is marked succeeded.
  */
+import { migrationLabel } from '../queue/job-labels.js';
 import {
   appendLog,
   dayStatusCounts,
@@ -27,7 +28,7 @@ import { RetryableError } from '../lib/errors.js';
 import { removeMigrationFiles } from './archive-files.js';
 import { failMigration } from './migration-day.runner.js';
 import { finalizeJobId, loadJobId } from './migration-job-ids.js';
-import type { MigrationRunContext } from './run-context.js';
+import type { MigrationRunContext } from '../runs/context.js';
 
 const PROFILE_PAGE = 1000;
 
@@ -74,9 +75,9 @@ async function afterCount(ctx: MigrationRunContext, m: MigrationRow): Promise<st
       continue;
     }
     pending += 1;
-    await ctx.queues.enqueue('migration-day', { migrationId: m.id, day: d.day }, { jobId: loadJobId(m.id, d.day) });
+    await ctx.queues.enqueue('migration-day', { migrationId: m.id, day: d.day }, { jobId: loadJobId(m.id, d.day), label: migrationLabel(m.projectId, m.id, `load ${d.day}`) });
   }
-  if (pending === 0) await ctx.queues.enqueue('migration-finalize', { migrationId: m.id }, { jobId: finalizeJobId(m.id) });
+  if (pending === 0) await ctx.queues.enqueue('migration-finalize', { migrationId: m.id }, { jobId: finalizeJobId(m.id), label: migrationLabel(m.projectId, m.id, 'finalize') });
   return `loading ${pending} day(s)`;
 }
 
@@ -119,7 +120,7 @@ async function afterLoad(ctx: MigrationRunContext, m: MigrationRow): Promise<str
 export async function runMigrationFinalize(
   payload: { migrationId: string },
   ctx: MigrationRunContext,
-  options: { maxAttempts: number },
+  options: { finalAttempt: boolean },
 ): Promise<{ outcome: string }> {
   const m = await findMigration(ctx.db, payload.migrationId);
   if (!m) return { outcome: 'unknown migration' };
@@ -129,7 +130,7 @@ export async function runMigrationFinalize(
     if (m.phase === 'load' || m.phase === 'finalize') return { outcome: await afterLoad(ctx, m) };
     return { outcome: m.phase };
   } catch (err) {
-    if (!ctx.signal.aborted && ctx.attempt >= options.maxAttempts) {
+    if (!ctx.signal.aborted && options.finalAttempt) {
       await failMigration(ctx, m, `finalizing: ${err instanceof Error ? err.message : String(err)}`);
     }
     throw err;

@@ -19,11 +19,13 @@ function dayView(d: DayRow) {
     events_rejected: d.eventsRejected,
     rejections: d.rejections,
     error: d.error,
+    worker: d.worker,
   };
 }
 
 export async function migrationView(db: DbOrTrx, m: MigrationRow, options: { days?: boolean } = {}) {
   const t = await totalsOf(db, m.id);
+  const days = await listDays(db, m.id);
   const view = {
     migration_id: m.id,
     project_id: m.projectId,
@@ -46,6 +48,9 @@ export async function migrationView(db: DbOrTrx, m: MigrationRow, options: { day
     events_deduplicated: t.eventsDeduplicated,
     events_rejected: t.eventsRejected,
     profiles_set: m.profilesSet,
+    /** Days are a migration's partitions: each its own job that any worker takes. */
+    partitions: { total: m.daysTotal, done: t.daysDone },
+    workers: [...new Set(days.map((d) => d.worker).filter((w): w is string => w !== null))].sort(),
     error: m.error,
     log: m.log,
     created_at: iso(m.createdAt),
@@ -53,5 +58,5 @@ export async function migrationView(db: DbOrTrx, m: MigrationRow, options: { day
     finished_at: iso(m.finishedAt),
   };
   if (!options.days) return view;
-  return { ...view, days: (await listDays(db, m.id)).map(dayView) };
+  return { ...view, days: days.map(dayView) };
 }

@@ -12,7 +12,7 @@ import { readArchiveLines } from '../../connectors/amplitude/archive-reader.js';
 import { canonicalJson } from '../domain/canonical-json.js';
 import { laterSnapshot, transformAmplitudeEvent, type AmplitudeImportRecord, type AmplitudeUserSnapshot } from '../domain/amplitude-transform.js';
 import type { EventLimits } from '../domain/event-record.js';
-import { toEventRows, type EventRows } from '../db/events.repo.js';
+import { toEventRows, type EventRows } from '../store/event-rows.js';
 import type { Rejection } from '../db/migration-runs.repo.js';
 import type { StagedUser } from '../db/migration-user-props.repo.js';
 import { validateEvents } from '../ingest/events.ingest.js';

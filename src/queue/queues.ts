@@ -2,14 +2,23 @@
  * Typed enqueueing over BullMQ. One Queue per queue name under the configured prefix; payloads
  * are parsed against the catalog before they reach Redis.
  */
-import { Queue, type Job, type JobsOptions } from 'bullmq';
-import { Redis } from 'ioredis';
-import { jobCatalog, QUEUE_NAMES, type JobName, type JobPayload, type QueueName } from './catalog.js';
+import { FlowProducer, Queue, type FlowJob, type Job, type JobsOptions } from 'bullmq';
+import { jobCatalog, jobDisplayName, QUEUE_NAMES, type JobName, type JobPayload, type QueueName } from './catalog.js';
+import type { RedisClient, RedisConnections } from './redis-connection.js';
 
 export interface EnqueueOptions {
   /** Deterministic id: enqueueing the same id twice is a no-op while the job exists. */
   jobId: string;
   delayMs?: number;
+  /** Whose job this is, shown in the dashboard after the catalog name (see jobDisplayName). */
+  label?: string;
+}
+
+/** One job of a flow: a catalog name, its payload and enqueue options. */
+export interface FlowStep<N extends JobName = JobName> {
+  name: N;
+  payload: JobPayload<N>;
+  options: EnqueueOptions;
 }
 
 /** Finished jobs are trimmed by age and count so Redis does not grow without bound. */
@@ -23,35 +32,61 @@ export const RETENTION = {
 /** The states a queue depth is reported for. */
 export const DEPTH_STATES = ['waiting', 'delayed', 'active', 'prioritized', 'failed'] as const;
 
-export function redisConnection(url: string): Redis {
-  // BullMQ workers need maxRetriesPerRequest null; blocking commands must not time out.
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
-}
-
+/**
+ * The queues of one deployment, on the connections of src/queue/redis-connection.ts (plain Redis
+ * or a cluster). It owns them: close() closes the queues, then the shared client.
+ */
 export class JobQueues {
   readonly queues: Record<QueueName, Queue>;
+  /** The shared client (lock keys, dashboard); new BullMQ objects take `redis.connect()` or this. */
+  readonly connection: RedisClient;
+  /** BullMQ prefix (hash-tagged on a cluster): pass it to every Queue, Worker, QueueEvents, FlowProducer. */
+  readonly prefix: string;
 
-  constructor(
-    readonly connection: Redis,
-    readonly prefix: string,
-  ) {
+  constructor(readonly redis: RedisConnections) {
+    const connection = redis.client;
+    const prefix = redis.prefix;
+    this.connection = connection;
+    this.prefix = prefix;
     this.queues = Object.fromEntries(
       QUEUE_NAMES.map((name) => [name, new Queue(name, { connection, prefix })]),
     ) as Record<QueueName, Queue>;
   }
 
-  async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: EnqueueOptions): Promise<string> {
+  private flows: FlowProducer | undefined;
+
+  private jobOptions(name: JobName, options: EnqueueOptions): JobsOptions {
     const entry = jobCatalog[name];
-    const data = entry.payload.parse(payload);
-    const opts: JobsOptions = {
+    return {
       jobId: options.jobId,
       attempts: entry.attempts,
       backoff: { type: 'exponential', delay: entry.backoffMs },
       delay: options.delayMs,
       ...RETENTION,
     };
-    const job = await this.queues[entry.queue].add(name, data, opts);
+  }
+
+  async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: EnqueueOptions): Promise<string> {
+    const entry = jobCatalog[name];
+    const data = entry.payload.parse(payload);
+    const job = await this.queues[entry.queue].add(jobDisplayName(name, options.label), data, this.jobOptions(name, options));
     return job.id ?? options.jobId;
+  }
+
+  /**
+   * A BullMQ flow: the parent runs once every child completed; a child that fails for good fails
+   * the parent (failParentOnFailure), so the dashboard shows a failed run as failed. Ids are
+   * deterministic like every job's; SQL, not the flow, decides when a run is finished.
+   */
+  async enqueueFlow(parent: FlowStep, children: FlowStep[]): Promise<void> {
+    this.flows ??= new FlowProducer({ connection: this.connection, prefix: this.prefix });
+    const step = (s: FlowStep, child: boolean): FlowJob => ({
+      name: jobDisplayName(s.name, s.options.label),
+      queueName: jobCatalog[s.name].queue,
+      data: jobCatalog[s.name].payload.parse(s.payload),
+      opts: { ...this.jobOptions(s.name, s.options), ...(child ? { failParentOnFailure: true } : {}) },
+    });
+    await this.flows.add({ ...step(parent, false), children: children.map((c) => step(c, true)) });
   }
 
   /** The job with this id in the queue of job name `name`, if Redis has it. */
@@ -68,6 +103,8 @@ export class JobQueues {
   }
 
   async close(): Promise<void> {
+    await this.flows?.close();
     await Promise.all(Object.values(this.queues).map((q) => q.close()));
+    await this.redis.close();
   }
 }

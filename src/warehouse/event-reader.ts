@@ -5,7 +5,7 @@
  * or on a worker thread (event-reader-thread.ts) while the writer commits the previous batch.
  */
 import type { ReadSpec, Row, WarehouseConnector } from '../../connectors/warehouse.js';
-import { toEventRows, type EventRows } from '../db/events.repo.js';
+import { toEventRows, type EventRows } from '../store/event-rows.js';
 import { compileEventMapper, type EventMapping } from '../domain/warehouse-mapping.js';
 import { compareWatermarks, watermarkValue } from '../domain/warehouse-values.js';
 import { validateEvents } from '../ingest/events.ingest.js';

@@ -2,10 +2,11 @@
  * Warehouse imports: Mixpanel's field names in and out, validated by zod and then against the
  * source's real schema (missing table, unknown columns, a nullable time column with full_sync).
  */
+import { partitionSummaries, type PartitionSummary } from '../db/run-partitions.repo.js';
 import { z } from 'zod';
 import { findProjectById } from '../db/accounts.repo.js';
 import type { Db } from '../db/knex.js';
-import { cancelActiveRuns, hasSucceededRun, listRuns, type SyncRun } from '../db/sync-runs.repo.js';
+import { cancelActiveRuns, findActiveRun, hasSucceededRun, listRuns, manualRunTimesSince, type SyncRun } from '../db/sync-runs.repo.js';
 import {
   deleteImport,
   findImport,
@@ -41,7 +42,7 @@ export function publicImport(imp: WarehouseImport): Record<string, unknown> {
   return out;
 }
 
-/** Only projects on simplified ID merge take warehouse imports (CONTRACT §3). */
+/** Only projects on simplified ID merge take warehouse imports. */
 export async function requireSimplifiedIdMerge(db: Db, projectId: number): Promise<void> {
   const project = await findProjectById(db, projectId);
   if (project && project.idMerge !== 'simplified') {
@@ -121,18 +122,39 @@ export async function removeImport(db: Db, projectId: number, id: number): Promi
   });
 }
 
-export async function manualSync(deps: TriggerDeps, projectId: number, id: number): Promise<SyncRun> {
+const HOUR_MS = 3600_000;
+
+/**
+ * A manual sync. A sync already queued or running is returned (and does not count); new ones
+ * are limited to `perHour` per import in any rolling hour (0 = no limit): beyond, 429 with
+ * Retry-After. Counted in SQL, so every web process sees the same limit.
+ */
+export async function manualSync(deps: TriggerDeps, projectId: number, id: number, perHour = 0, now = Date.now()): Promise<SyncRun> {
   const imp = await getImport(deps.db, projectId, id);
   await requireSimplifiedIdMerge(deps.db, projectId);
   if (imp.definition.sync_mode === 'one_time' && (await hasSucceededRun(deps.db, imp.id))) {
     throw bad([`import ${imp.id} is one_time and has already completed; create a new import to load the table again`]);
+  }
+  if (perHour > 0 && !(await findActiveRun(deps.db, imp.id))) {
+    const recent = await manualRunTimesSince(deps.db, imp.id, now - HOUR_MS);
+    if (recent.length >= perHour) {
+      const freeAt = recent[recent.length - perHour]! + HOUR_MS;
+      const seconds = Math.max(1, Math.ceil((freeAt - now) / 1000));
+      throw new ValidationError(429, `import ${imp.id} already had ${recent.length} manual syncs in the last hour (the limit is ${perHour}); try again in ${seconds} s`, {
+        headers: { 'Retry-After': String(seconds) },
+      });
+    }
   }
   return (await triggerRun(deps, imp, 'manual')).run;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function publicRun(run: SyncRun): Record<string, unknown> {
+/**
+ * A run as history shows it. `partitions`: {total, done} of a partitioned run (an unpartitioned
+ * run is one partition); `workers`: the "host:pid" of every worker that ran a part of it.
+ */
+export function publicRun(run: SyncRun, parts?: PartitionSummary): Record<string, unknown> {
   const percent =
     run.status === 'SUCCEEDED' ? 100 : run.rowsTotal ? Math.min(99, Math.floor((run.rowsRead / Math.max(1, run.rowsTotal)) * 100)) : 0;
   return {
@@ -152,11 +174,15 @@ export function publicRun(run: SyncRun): Record<string, unknown> {
     attempts: run.attempts,
     schedule_slot: iso(run.slot),
     error: run.error,
+    partitions: parts ? { total: parts.total, done: parts.done } : { total: 1, done: run.status === 'SUCCEEDED' ? 1 : 0 },
+    workers: parts ? parts.workers : run.worker ? [run.worker] : [],
     log: run.log,
   };
 }
 
 export async function importHistory(db: Db, projectId: number, id: number, limit: number): Promise<Record<string, unknown>[]> {
   await getImport(db, projectId, id);
-  return (await listRuns(db, id, limit)).map(publicRun);
+  const runs = await listRuns(db, id, limit);
+  const parts = await partitionSummaries(db, 'sync', runs.map((r) => r.id));
+  return runs.map((r) => publicRun(r, parts.get(r.id)));
 }

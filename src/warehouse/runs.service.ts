@@ -17,6 +17,7 @@ import type { WarehouseImport } from '../db/warehouse.repo.js';
 import { logLine } from '../domain/sync-log.js';
 import type { Logger } from '../lib/logger.js';
 import { warehouseSyncJobId } from '../queue/job-ids.js';
+import { syncRunLabel } from '../queue/job-labels.js';
 import type { JobQueues } from '../queue/queues.js';
 
 export interface TriggerDeps {
@@ -39,11 +40,11 @@ const ENQUEUE_TIMEOUT_MS = 5000;
  * Enqueues a run's job; never throws. With Redis unreachable the run stays QUEUED in SQL and the
  * reconciler enqueues it once Redis is back, so a trigger still succeeds.
  */
-export async function enqueueRun(deps: Pick<TriggerDeps, 'queues' | 'log'>, run: Pick<SyncRun, 'id' | 'jobId'>): Promise<boolean> {
+export async function enqueueRun(deps: Pick<TriggerDeps, 'queues' | 'log'>, run: Pick<SyncRun, 'id' | 'jobId' | 'projectId' | 'importId'>): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      deps.queues.enqueue('warehouse-sync', { runId: run.id }, { jobId: run.jobId }),
+      deps.queues.enqueue('warehouse-sync', { runId: run.id }, { jobId: run.jobId, label: syncRunLabel(run) }),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error(`enqueue timed out after ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
         timer.unref();

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
-import { createConnector, definitions, supportedTypes, type SourceType } from '../../connectors/index.js';
+import { connectorDefinition, createConnector, supportedTypes } from '../../connectors/index.js';
 import { WarehouseError, type WarehouseConnector } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
 import { deleteSource, findSource, insertSource, listSources, type WarehouseSource } from '../db/warehouse.repo.js';
@@ -73,14 +73,14 @@ export async function createSource(deps: SourceDeps, projectId: number, body: un
   const parsed = sourceInput.safeParse(body);
   if (!parsed.success) throw bad(zodProblems(parsed.error));
   const { type, config } = parsed.data;
-  const def = definitions[type as SourceType];
+  const def = connectorDefinition(type);
   if (!def) throw bad([`type must be one of ${supportedTypes().join(', ')}, not ${JSON.stringify(type)}`]);
   const cfg = def.configSchema.safeParse(config);
   if (!cfg.success) throw bad(zodProblems(cfg.error).map((p) => (p.startsWith('config') ? p : `config.${p}`)));
   const refused = def.checkConfig?.(cfg.data, deps.config);
   if (refused) throw bad([refused]);
 
-  const connector = def.create(cfg.data, deps.config);
+  const connector = createConnector(type, cfg.data, deps.config);
   try {
     await connector.test();
   } catch (err) {

@@ -5,6 +5,7 @@
  */
 import type { Row } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
+import type { EventStore } from '../store/event-store.js';
 import { recordProgress } from '../db/sync-runs.repo.js';
 import type { MapOutcome, ProfileUpdateOut } from '../domain/warehouse-mapping.js';
 import { storeEventRows } from '../ingest/events.ingest.js';
@@ -17,10 +18,28 @@ export interface BatchWriter {
   map: (row: Row) => MapOutcome<ProfileUpdateOut>;
 }
 
+type Trx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+/**
+ * Records a staged batch with whatever holds the read — the run, or one partition of it — inside
+ * the batch's transaction. Returns the bounded log to adopt, or false when the run (or the
+ * partition's lease) is no longer ours: the batch then rolls back and the reader stops.
+ */
+export type BatchRecorder = (trx: Trx, staged: StagedBatch, state: SyncState, now: number) => Promise<string[] | false>;
+
+/** An unpartitioned run's recorder: counts, checkpoint and log on the run row, fenced on the attempt. */
+export function runRecorder(runId: string, attempt: number): BatchRecorder {
+  return async (trx, staged, state, now) => {
+    const log = staged.lines.length > 0 ? staged.log() : undefined;
+    const ours = await recordProgress(trx, runId, attempt, { checkpoint: staged.checkpoint, ...staged.counts, rowsTotal: state.rowsTotal, log, now });
+    return ours ? (log ?? state.log) : false;
+  };
+}
+
 export interface BatchContext {
   db: Db;
-  runId: string;
-  attempt: number;
+  record: BatchRecorder;
+  events: EventStore;
   projectId: number;
   writer: BatchWriter;
   /** time_based: the insert-time column whose greatest value becomes the watermark. */
@@ -50,20 +69,26 @@ export async function commitBatch(bc: BatchContext, state: SyncState, rows: Row[
   }
   staged.read(rows.length);
 
+  return commitStaged(bc, state, staged, (trx, now) => write(bc, trx, staged, good, rowOf, now));
+}
+
+/**
+ * One transaction: the batch's writes, then its record (run or partition). False, with the
+ * transaction rolled back, when the recorder says the run is no longer ours.
+ */
+async function commitStaged(
+  bc: Pick<BatchContext, 'db' | 'record'>,
+  state: SyncState,
+  staged: StagedBatch,
+  writeBatch: (trx: Trx, now: number) => Promise<void>,
+): Promise<boolean> {
   const now = Date.now();
   try {
     await bc.db.transaction(async (trx) => {
-      await write(bc, trx, staged, good, rowOf, now);
-      const log = staged.lines.length > 0 ? staged.log() : undefined;
-      const ours = await recordProgress(trx, bc.runId, bc.attempt, {
-        checkpoint: staged.checkpoint,
-        ...staged.counts,
-        rowsTotal: state.rowsTotal,
-        log,
-        now,
-      });
-      if (!ours) throw new NotOurs();
-      staged.adopt(log ?? state.log);
+      await writeBatch(trx, now);
+      const log = await bc.record(trx, staged, state, now);
+      if (!log) throw new NotOurs();
+      staged.adopt(log);
     });
   } catch (err) {
     if (err instanceof NotOurs) return false;
@@ -74,7 +99,7 @@ export async function commitBatch(bc: BatchContext, state: SyncState, rows: Row[
 
 async function write(
   bc: BatchContext,
-  trx: Parameters<Parameters<Db['transaction']>[0]>[0],
+  trx: Trx,
   staged: StagedBatch,
   good: unknown[],
   rowOf: number[],
@@ -93,7 +118,7 @@ async function write(
  * progress in one transaction. Returns false (nothing written) when the run is no longer ours.
  */
 export async function commitEventBatch(
-  bc: Pick<BatchContext, 'db' | 'runId' | 'attempt' | 'projectId'>,
+  bc: Pick<BatchContext, 'db' | 'events' | 'record' | 'projectId'>,
   state: SyncState,
   batch: PreparedEventBatch,
 ): Promise<boolean> {
@@ -101,20 +126,9 @@ export async function commitEventBatch(
   for (const r of batch.rejected) staged.reject(r.row, r.field, r.message);
   if (batch.maxInsertTime !== undefined) staged.seeInsertTime(batch.maxInsertTime);
   staged.read(batch.read);
-  const now = Date.now();
-  try {
-    await bc.db.transaction(async (trx) => {
-      const stored = await storeEventRows(trx, bc.projectId, 'warehouse-import', batch.rows, now);
-      staged.counts.numImported += stored.imported;
-      staged.counts.numDeduplicated += stored.deduplicated;
-      const log = staged.lines.length > 0 ? staged.log() : undefined;
-      const ours = await recordProgress(trx, bc.runId, bc.attempt, { checkpoint: staged.checkpoint, ...staged.counts, rowsTotal: state.rowsTotal, log, now });
-      if (!ours) throw new NotOurs();
-      staged.adopt(log ?? state.log);
-    });
-  } catch (err) {
-    if (err instanceof NotOurs) return false;
-    throw err;
-  }
-  return true;
+  return commitStaged(bc, state, staged, async (trx, now) => {
+    const stored = await storeEventRows(bc.events, bc.projectId, 'warehouse-import', batch.rows, now, trx);
+    staged.counts.numImported += stored.imported;
+    staged.counts.numDeduplicated += stored.deduplicated;
+  });
 }

@@ -9,7 +9,8 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Db } from '../db/knex.js';
 import { findImport, listScheduledImports } from '../db/warehouse.repo.js';
-import { scheduleCron } from '../domain/sync-schedule.js';
+import { latestSlotBetween, scheduleCron } from '../domain/sync-schedule.js';
+import { latestScheduledSlots } from '../db/sync-runs.repo.js';
 import { errorMessage } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { JobQueues } from '../queue/queues.js';
@@ -35,6 +36,8 @@ export class SyncScheduler {
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private stopped = false;
+  /** Whether the first refresh (which runs missed slots once) has happened. */
+  private caughtUp = false;
 
   constructor(private readonly opts: SchedulerOptions) {}
 
@@ -56,22 +59,33 @@ export class SyncScheduler {
       try {
         const imports = await listScheduledImports(this.opts.db);
         const seen = new Set<number>();
+        const catchUp = !this.caughtUp;
+        const lastSlots = catchUp ? await latestScheduledSlots(this.opts.db) : new Map<number, number>();
         for (const imp of imports) {
-          const s = scheduleCron(imp.schedule);
-          if (!s.ok || s.cron === null) continue;
-          seen.add(imp.id);
-          const cur = this.tasks.get(imp.id);
-          if (cur?.cron === s.cron) continue;
-          if (cur) await cur.task.destroy();
           if (this.stopped) return;
-          const task = cron.schedule(s.cron, (c) => void this.fire(imp.id, c.date), {
-            timezone: this.opts.timezone,
-            name: `warehouse-import-${imp.id}`,
-            // A tick that lands while the previous one of this import is still inserting would only find its slot taken.
-            noOverlap: false,
-          });
-          this.tasks.set(imp.id, { cron: s.cron, task });
+          // One import's bad schedule (stored before validation tightened, or a node-cron surprise)
+          // must not keep every other project's imports from being scheduled.
+          try {
+            const s = scheduleCron(imp.schedule);
+            if (!s.ok || s.cron === null) continue;
+            seen.add(imp.id);
+            const cur = this.tasks.get(imp.id);
+            if (cur?.cron === s.cron) continue;
+            if (cur) await cur.task.destroy();
+            this.tasks.delete(imp.id);
+            const task = cron.schedule(s.cron, (c) => void this.fire(imp.id, c.date), {
+              timezone: this.opts.timezone,
+              name: `warehouse-import-${imp.id}`,
+              // A tick that lands while the previous one of this import is still inserting would only find its slot taken.
+              noOverlap: false,
+            });
+            this.tasks.set(imp.id, { cron: s.cron, task });
+            if (catchUp) await this.catchUp(imp.id, s.cron, Math.max(imp.updatedAt, lastSlots.get(imp.id) ?? 0));
+          } catch (err) {
+            this.opts.log.error({ importId: imp.id, err: errorMessage(err) }, 'scheduler: could not schedule this import; the others are unaffected');
+          }
         }
+        this.caughtUp = true;
         for (const [id, entry] of this.tasks) {
           if (!seen.has(id)) {
             await entry.task.destroy();
@@ -85,6 +99,18 @@ export class SyncScheduler {
       }
     })();
     return this.refreshing;
+  }
+
+  /**
+   * On the scheduler's return: the latest slot it missed while down (after the import's last
+   * scheduled slot and its last change) runs once — not once per missed slot, and not never. Any
+   * number of returning schedulers agree on that slot, so the slot key keeps it to one run.
+   */
+  private async catchUp(importId: number, cronExpr: string, afterMs: number): Promise<void> {
+    const slot = latestSlotBetween(cronExpr, this.opts.timezone, afterMs, Date.now());
+    if (slot === undefined) return;
+    this.opts.log.info({ importId, slot: new Date(slot).toISOString() }, 'scheduler: running the latest slot missed while down');
+    await this.fire(importId, new Date(slot));
   }
 
   /** One tick of an import's schedule: create the slot's run unless another scheduler did. */

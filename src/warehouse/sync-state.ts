@@ -3,19 +3,14 @@
  * are staged per batch and only adopted once the batch's transaction committed, so a rolled-back
  * batch leaves the view exactly as SQL has it.
  */
-import type { SyncCheckpoint, SyncRun } from '../db/sync-runs.repo.js';
+import type { Counts, SyncCheckpoint, SyncRun } from '../db/sync-runs.repo.js';
 import { appendLog, logLine } from '../domain/sync-log.js';
 import { compareWatermarks, watermarkValue } from '../domain/warehouse-values.js';
 
 /** Rejected rows shown in the run log, per run. */
 export const REJECT_SAMPLES = 20;
 
-export interface Counts {
-  rowsRead: number;
-  rowsSkipped: number;
-  numImported: number;
-  numDeduplicated: number;
-}
+export type { Counts };
 
 export class SyncState {
   counts: Counts;
@@ -23,7 +18,7 @@ export class SyncState {
   log: string[];
   rowsTotal: number | null;
 
-  constructor(run: SyncRun, checkpoint: SyncCheckpoint, log: string[]) {
+  constructor(run: Pick<SyncRun, keyof Counts | 'rowsTotal'>, checkpoint: SyncCheckpoint, log: string[]) {
     this.counts = { rowsRead: run.rowsRead, rowsSkipped: run.rowsSkipped, numImported: run.numImported, numDeduplicated: run.numDeduplicated };
     this.checkpoint = checkpoint;
     this.log = log;

@@ -14,17 +14,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findBatchImport, type BatchImport } from '../../src/db/batch-imports.repo.js';
-import { countEvents } from '../../src/db/events.repo.js';
+import { countEvents } from '../helpers/events.js';
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
-import { startTestApp, TEST_REDIS_URL, TEST_SECRETS_KEY, type TestApp } from '../helpers/app.js';
+import { startTestApp, TEST_SECRETS_KEY, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { crossKinds, redisEnv, redisOverrides } from '../helpers/redis-kinds.js';
 import { body, gzip, ndjsonEvents, until } from '../helpers/job-platform.js';
 import { spawnBin, type Spawned } from '../helpers/spawn.js';
 
 const SIZES = { sqlite: { kill: 200_000, term: 40_000 }, postgres: { kill: 50_000, term: 30_000 } } as const;
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
-describe.each(dbKinds())('batch import crash safety on %s', (kind) => {
+describe.each(crossKinds(dbKinds()))('batch import crash safety on %s, queues on %s', (kind, redisKind) => {
   let t: TestDb;
   let app: TestApp;
   let project: SeededProject;
@@ -33,7 +34,7 @@ describe.each(dbKinds())('batch import crash safety on %s', (kind) => {
 
   beforeAll(async () => {
     t = await createTestDb(kind);
-    app = await startTestApp(t.db, { UPLOAD_DIR: uploads });
+    app = await startTestApp(t.db, { ...redisOverrides(redisKind), UPLOAD_DIR: uploads });
   });
   // No worker outlives its test: the next test's job must go to the next test's worker.
   afterEach(async () => {
@@ -49,8 +50,7 @@ describe.each(dbKinds())('batch import crash safety on %s', (kind) => {
   async function startWorker(): Promise<Spawned> {
     const proc = spawnBin('worker', {
       DATABASE_URL: t.url,
-      REDIS_URL: TEST_REDIS_URL,
-      QUEUE_PREFIX: app.config.QUEUE_PREFIX,
+      ...redisEnv(app.config),
       SECRETS_KEY: TEST_SECRETS_KEY,
       LOG_LEVEL: 'info',
       WORKER_CONCURRENCY: '1',

@@ -12,9 +12,8 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from '../../jobs/index.js';
 import type { JobHandler } from '../../jobs/types.js';
-import { redisConnection } from '../../src/queue/queues.js';
 import { seedProject } from '../helpers/accounts.js';
-import { startTestApp, TEST_REDIS_URL, type TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
 import { body, gzip, ndjsonEvents, startInProcessWorker, until, type InProcessWorker } from '../helpers/job-platform.js';
 
@@ -27,8 +26,9 @@ describe('Bull dashboard in headless Chromium', () => {
   let worker: InProcessWorker;
   let browser: Browser;
   let release: () => void = () => {};
+  let importId = '';
+  let projectId = 0;
   let importJobId = '';
-  const redis = redisConnection(TEST_REDIS_URL);
   const uploads = fs.mkdtempSync(path.join(os.tmpdir(), 'board-uploads-'));
 
   beforeAll(async () => {
@@ -44,7 +44,7 @@ describe('Bull dashboard in headless Chromium', () => {
       await Promise.race([gate, new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }))]);
       return 'done';
     };
-    worker = await startInProcessWorker(t.db, app.config, redis, { handlers: { ...handlers, 'migration-finalize': longJob } });
+    worker = await startInProcessWorker(t.db, app.config, { handlers: { ...handlers, 'migration-finalize': longJob } });
     await app.queues.enqueue('migration-finalize', { migrationId: 'm-42' }, { jobId: 'migration-finalize-m-42' });
 
     const p = await seedProject(t.db);
@@ -55,6 +55,8 @@ describe('Bull dashboard in headless Chromium', () => {
     });
     const { results } = (await res.json()) as { results: { id: string; job_id: string } };
     importJobId = results.job_id;
+    importId = results.id;
+    projectId = p.id;
     await until(async () => (await (await app.queues.getJob('batch-import', importJobId))?.getState()) === 'completed');
     await until(async () => (await (await app.queues.getJob('migration-finalize', 'migration-finalize-m-42'))?.progress) !== 0);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
@@ -65,7 +67,6 @@ describe('Bull dashboard in headless Chromium', () => {
     await worker?.close();
     for (const q of Object.values(app.queues.queues)) await q.obliterate({ force: true });
     await app.close();
-    await redis.quit();
     await t.destroy();
     fs.rmSync(uploads, { recursive: true, force: true });
   });
@@ -108,6 +109,8 @@ describe('Bull dashboard in headless Chromium', () => {
     // The finished batch import: 100 % and the run's log lines.
     await page.goto(`${app.url}/admin/queues/queue/batch-import?status=completed`);
     await page.getByText(importJobId).waitFor({ timeout: 15_000 });
+    // The card's name says whose job it is, not only a run id.
+    await page.getByText(`batch-import · project ${projectId} · batch import ${importId}`).first().waitFor({ timeout: 10_000 });
     await expect.poll(() => page.getByRole('progressbar').first().getAttribute('aria-valuenow')).toBe('100');
     await page.getByText('Logs', { exact: true }).first().click();
     await page.getByText(/succeeded: 25000 imported/).waitFor({ timeout: 10_000 });

@@ -16,11 +16,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { countEvents } from '../../src/db/events.repo.js';
+import { countEvents } from '../helpers/events.js';
 import { countProfiles, findProfile } from '../../src/db/profiles.repo.js';
 import { seedProject, basicAuth, type SeededProject } from '../helpers/accounts.js';
-import { startTestApp, TEST_REDIS_URL, TEST_SECRETS_KEY, type TestApp } from '../helpers/app.js';
+import { startTestApp, TEST_SECRETS_KEY, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { redisEnv } from '../helpers/redis-kinds.js';
 import { until } from '../helpers/job-platform.js';
 import { spawnBin, type Spawned } from '../helpers/spawn.js';
 import { AmplitudeDataset } from '../amplitude-standin/dataset.js';
@@ -59,8 +60,7 @@ describe.each(dbKinds())('Amplitude migration end to end on %s', (kind) => {
   async function startWorker(): Promise<Spawned> {
     const proc = spawnBin('worker', {
       DATABASE_URL: t.url,
-      REDIS_URL: TEST_REDIS_URL,
-      QUEUE_PREFIX: app.config.QUEUE_PREFIX,
+      ...redisEnv(app.config),
       SECRETS_KEY: TEST_SECRETS_KEY,
       LOG_LEVEL: 'info',
       AMPLITUDE_US_URL: standin.url,

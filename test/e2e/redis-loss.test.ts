@@ -10,29 +10,28 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileSources } from '../../jobs/reconcile-sources.js';
 import { findBatchImport } from '../../src/db/batch-imports.repo.js';
-import { countEvents } from '../../src/db/events.repo.js';
+import { countEvents } from '../helpers/events.js';
 import { silentLogger } from '../../src/lib/logger.js';
-import { redisConnection } from '../../src/queue/queues.js';
-import { Reconciler } from '../../src/queue/reconciler.js';
+import { Reconciler } from '../../src/runs/reconciler.js';
 import { seedProject } from '../helpers/accounts.js';
-import { startTestApp, TEST_REDIS_URL, type TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { crossKinds, redisOverrides } from '../helpers/redis-kinds.js';
 import { body, deleteKeysUnder, gzip, keysUnder, ndjsonEvents, startInProcessWorker, until, type InProcessWorker } from '../helpers/job-platform.js';
 
 const N = { sqlite: 60_000, postgres: 40_000 } as const;
 
-describe.each(dbKinds())('Redis loss mid-run on %s', (kind) => {
+describe.each(crossKinds(dbKinds()))('Redis loss mid-run on %s, queues on %s', (kind, redisKind) => {
   let t: TestDb;
   let app: TestApp;
   let worker: InProcessWorker;
   let reconciler: Reconciler;
-  const redis = redisConnection(TEST_REDIS_URL);
   const uploads = fs.mkdtempSync(path.join(os.tmpdir(), 'loss-uploads-'));
 
   beforeAll(async () => {
     t = await createTestDb(kind);
-    app = await startTestApp(t.db, { UPLOAD_DIR: uploads, JOB_LOCK_MS: 2000 });
-    worker = await startInProcessWorker(t.db, app.config, redis);
+    app = await startTestApp(t.db, { ...redisOverrides(redisKind), UPLOAD_DIR: uploads, JOB_LOCK_MS: 2000 });
+    worker = await startInProcessWorker(t.db, app.config);
     reconciler = new Reconciler({ db: t.db, queues: worker.queues, log: silentLogger, sources: reconcileSources, intervalMs: 500 });
   });
   afterAll(async () => {
@@ -40,7 +39,6 @@ describe.each(dbKinds())('Redis loss mid-run on %s', (kind) => {
     await worker.close();
     await app.queues.queues['batch-import'].obliterate({ force: true });
     await app.close();
-    await redis.quit();
     await t.destroy();
     fs.rmSync(uploads, { recursive: true, force: true });
   });
@@ -57,7 +55,7 @@ describe.each(dbKinds())('Redis loss mid-run on %s', (kind) => {
     reconciler.start();
     await until(async () => (await findBatchImport(t.db, results.id))!.recordsDone >= 8000, 60_000, 20);
 
-    const deleted = await deleteKeysUnder(redis, app.config.QUEUE_PREFIX);
+    const deleted = await deleteKeysUnder(app.queues.redis);
     expect(deleted).toBeGreaterThan(0);
     const before = (await findBatchImport(t.db, results.id))!;
     expect(before.recordsDone).toBeLessThan(n);
@@ -70,6 +68,6 @@ describe.each(dbKinds())('Redis loss mid-run on %s', (kind) => {
     expect(await countEvents(t.db, p.id)).toBe(n);
     expect(run.attempts).toBeGreaterThanOrEqual(2);
     // The job is back in Redis under its deterministic id.
-    expect(await keysUnder(redis, app.config.QUEUE_PREFIX)).toContain(`${app.config.QUEUE_PREFIX}:batch-import:${results.job_id}`);
+    expect(await keysUnder(app.queues.redis)).toContain(`${app.queues.prefix}:batch-import:${results.job_id}`);
   });
 });

@@ -7,7 +7,7 @@
  * OFFSET query in Snowflake) without losing or doubling events.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countEvents } from '../../src/db/events.repo.js';
+import { countEvents } from '../helpers/events.js';
 import { runWarehouseSync } from '../../jobs/warehouse-sync.handler.js';
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';

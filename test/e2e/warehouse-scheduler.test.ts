@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedProject } from '../helpers/accounts.js';
-import { startTestApp, TEST_SECRETS_KEY, type TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
-import { spawnBin, type Spawned } from '../helpers/spawn.js';
+import { crossKinds, redisOverrides } from '../helpers/redis-kinds.js';
+import { serviceEnv, spawnBin, type Spawned } from '../helpers/spawn.js';
 import { sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
 import { call, createSourceAndImport, type Api } from '../helpers/warehouse.js';
 
@@ -27,7 +28,7 @@ function slotLines(output: string, importId: number): SlotLine[] {
     .map((l) => ({ slot: l.slot!, outcome: l.outcome! }));
 }
 
-describe.each(dbKinds())('two schedulers on %s', (kind) => {
+describe.each(crossKinds(dbKinds()))('two schedulers on %s, queues on %s', (kind, redisKind) => {
   let t: TestDb;
   let app: TestApp;
   let src: WarehouseSourceHandle;
@@ -35,7 +36,7 @@ describe.each(dbKinds())('two schedulers on %s', (kind) => {
 
   beforeAll(async () => {
     t = await createTestDb(kind);
-    app = await startTestApp(t.db);
+    app = await startTestApp(t.db, redisOverrides(redisKind));
     src = await sqliteSourceFixture.create();
     await src.createTable({ name: 'ev', columns: [{ name: 'ts', type: 'timestamp', notNull: true }, { name: 'u', type: 'text' }] });
   });
@@ -59,14 +60,10 @@ describe.each(dbKinds())('two schedulers on %s', (kind) => {
       time_column_name: 'ts',
       user_column_name: 'u',
     });
-    const env = {
-      DATABASE_URL: t.url,
-      REDIS_URL: app.config.REDIS_URL,
-      QUEUE_PREFIX: app.config.QUEUE_PREFIX,
-      SECRETS_KEY: TEST_SECRETS_KEY,
+    const env = serviceEnv(t.url, app.config, {
       SCHEDULER_REFRESH_SEC: '0.5',
       LOG_LEVEL: 'info',
-    };
+    });
     procs.push(spawnBin('scheduler', env), spawnBin('scheduler', env));
     await Promise.all(procs.map((s) => s.waitFor(/"msg":"scheduler started"/, 30_000)));
     const bothUp = Date.now();

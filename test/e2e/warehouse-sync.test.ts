@@ -6,13 +6,11 @@
  * profiles, lookup rows and the run history.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countEvents, pageEvents } from '../../src/db/events.repo.js';
+import { countEvents, eventStoreOf, pageEvents } from '../helpers/events.js';
 import { findProfile, countProfiles } from '../../src/db/profiles.repo.js';
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
-import type { Redis } from 'ioredis';
-import { redisConnection } from '../../src/queue/queues.js';
 import { startInProcessWorker, type InProcessWorker } from '../helpers/job-platform.js';
 import { get, lines, qs } from '../helpers/read-back.js';
 import { availableWarehouseSources, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
@@ -74,7 +72,6 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
     let p: SeededProject;
     let api: Api;
     let src: WarehouseSourceHandle;
-    let redis: Redis;
     let worker: InProcessWorker;
 
     beforeAll(async () => {
@@ -82,8 +79,7 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
       src = await fixture.create();
       // Both events read paths: on a reader thread for one combination, on the job's own thread otherwise.
       app = await startTestApp(t.db, { ...src.serverConfig, WAREHOUSE_READER_THREAD: kind === 'postgres' && fixture.type === 'sqlite' ? 'on' : 'off' });
-      redis = redisConnection(app.config.REDIS_URL);
-      worker = await startInProcessWorker(t.db, app.config, redis, { queueNames: ['warehouse-sync'] });
+      worker = await startInProcessWorker(t.db, app.config, { queueNames: ['warehouse-sync'] });
       p = await seedProject(t.db);
       api = { url: app.url, basic: p.basic, projectId: p.id };
       await src.createTable({ name: 'events_src', columns: EVENT_COLUMNS });
@@ -93,7 +89,6 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
       await worker?.close();
       await src?.cleanup();
       await app?.queues.queues['warehouse-sync'].obliterate({ force: true });
-      await redis?.quit();
       await app?.close();
       await t?.destroy();
     });
@@ -138,10 +133,14 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
       expect(signup.properties).not.toHaveProperty('props');
       expect(signup.properties).not.toHaveProperty('event_type');
       expect(signup.insertId).toMatch(/^[0-9a-f]{32}$/);
+      // A row with a user ID and a device ID links the device (docs/identity.md); rows on d-9 stay anonymous.
+      expect(await eventStoreOf(t.db).identityOf(p.id, 'alice')).toEqual({ userId: 'alice', deviceIds: ['d-1'] });
+      expect(await eventStoreOf(t.db).identityOf(p.id, '$device:d-9')).toEqual({ userId: null, deviceIds: ['d-9'] });
       const login = byId.get(`login${at(5).getTime()}`)!;
       expect(login.properties).not.toHaveProperty('plan'); // null cells are left out
       expect(byId.get(`login${at(7).getTime()}`)!.distinctId).toBe('$device:d-9');
-      expect(byId.get(`purchase${at(9).getTime()}`)!.distinctId).toBe('4242'); // internal numeric id wins
+      // A row with a user ID is that user's (simplified ID merge, docs/identity.md), internal id or not.
+      expect(byId.get(`purchase${at(9).getTime()}`)!.distinctId).toBe('bob');
 
       const [run] = await history(api, importId);
       expect(run).toMatchObject({

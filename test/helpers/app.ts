@@ -3,17 +3,32 @@
  * with a unique queue prefix so tests never see each other's jobs.
  */
 import crypto from 'node:crypto';
+import os from 'node:os';
 import { configFrom, type Config } from '../../config/index.js';
 import { Authenticator } from '../../src/accounts/authenticator.js';
 import { createApp } from '../../src/http/app.js';
 import { listen } from '../../src/http/server.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../../src/lib/secrets.js';
-import { JobQueues, redisConnection } from '../../src/queue/queues.js';
+import { JobQueues } from '../../src/queue/queues.js';
+import { createRedisConnections } from '../../src/queue/redis-connection.js';
 import type { Db } from '../../src/db/knex.js';
+import { TEST_REDIS_URL } from './redis-kinds.js';
 
-export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export { TEST_REDIS_URL };
+import { eventStoreOf } from './events.js';
+
 export const TEST_SECRETS_KEY = crypto.createHash('sha256').update('test-secrets-key').digest('hex');
+
+/**
+ * The operator's opt-in that lets tests reach their warehouse sources: on loopback (Postgres,
+ * MariaDB, the stand-ins) and in temp directories (SQLite files). The defaults refuse both
+ * (test/integration/warehouse-reach.test.ts); spawned processes get the same through their env.
+ */
+export const TEST_WAREHOUSE_REACH = {
+  WAREHOUSE_ALLOWED_HOSTS: '127.0.0.1,localhost,::1',
+  WAREHOUSE_SQLITE_ALLOWED_DIRS: os.tmpdir(),
+} as const;
 
 export interface TestApp {
   url: string;
@@ -33,24 +48,28 @@ export function testConfig(overrides: Parameters<typeof configFrom>[0] = {}): Co
     ADMIN_USERNAME: 'operator',
     ADMIN_PASSWORD: 'operator-password',
     LOG_LEVEL: 'silent',
+    ...TEST_WAREHOUSE_REACH,
+    // Tests sync one import back to back; the per-hour limit has its own test (test/security/manual-sync-limit.test.ts).
+    MANUAL_SYNC_PER_HOUR: 0,
     ...overrides,
   });
 }
 
 export async function startTestApp(db: Db, overrides: Parameters<typeof configFrom>[0] = {}): Promise<TestApp> {
   const config = testConfig(overrides);
-  const redis = redisConnection(config.REDIS_URL);
-  const queues = new JobQueues(redis, config.QUEUE_PREFIX);
+  const redis = createRedisConnections(config);
+  const queues = new JobQueues(redis);
   const app = createApp({
     config,
     db,
+    events: eventStoreOf(db),
     log: silentLogger,
     auth: new Authenticator(db),
     secrets: createSecretBox(secretsKeyFrom(config.SECRETS_KEY)),
     queues,
     readiness: [
       { name: 'database', check: async () => void (await db.raw('select 1')) },
-      { name: 'redis', check: async () => void (await redis.ping()) },
+      { name: 'redis', check: () => redis.ping() },
     ],
   });
   const server = await listen(app, config);
@@ -61,7 +80,6 @@ export async function startTestApp(db: Db, overrides: Parameters<typeof configFr
     close: async () => {
       await server.close();
       await queues.close();
-      await redis.quit();
     },
   };
 }

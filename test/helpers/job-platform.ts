@@ -2,8 +2,8 @@
  * Helpers for the job platform's tests: batch files of generated events, an in-process worker
  * runtime on a test config, polling, and Redis key inspection under a queue prefix.
  */
+import { eventStoreOf } from './events.js';
 import zlib from 'node:zlib';
-import type { Redis } from 'ioredis';
 import type { Config } from '../../config/index.js';
 import { handlers } from '../../jobs/index.js';
 import { WorkerRuntime, type HandlerMap } from '../../jobs/worker-runtime.js';
@@ -12,6 +12,7 @@ import { silentLogger } from '../../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../../src/lib/secrets.js';
 import type { QueueName } from '../../src/queue/catalog.js';
 import { JobQueues } from '../../src/queue/queues.js';
+import { createRedisConnections, type RedisConnections } from '../../src/queue/redis-connection.js';
 
 export const BASE_TIME = Date.UTC(2024, 0, 1);
 
@@ -61,13 +62,13 @@ export interface InProcessWorker {
 export async function startInProcessWorker(
   db: Db,
   config: Config,
-  redis: Redis,
   options: { handlers?: HandlerMap; queueNames?: QueueName[] } = {},
 ): Promise<InProcessWorker> {
-  const queues = new JobQueues(redis, config.QUEUE_PREFIX);
+  const queues = new JobQueues(createRedisConnections(config));
   const runtime = new WorkerRuntime({
     config,
     db,
+    events: eventStoreOf(db),
     log: silentLogger,
     secrets: createSecretBox(secretsKeyFrom(config.SECRETS_KEY)),
     queues,
@@ -85,20 +86,12 @@ export async function startInProcessWorker(
   };
 }
 
-/** Every key under the prefix (SCAN, never KEYS). */
-export async function keysUnder(redis: Redis, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== '0');
-  return keys;
+/** Every key under the BullMQ prefix, on every master (SCAN, never KEYS). */
+export function keysUnder(redis: RedisConnections): Promise<string[]> {
+  return redis.scanKeys(`${redis.prefix}:*`);
 }
 
-export async function deleteKeysUnder(redis: Redis, prefix: string): Promise<number> {
-  const keys = await keysUnder(redis, prefix);
-  for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
-  return keys.length;
+/** Deletes every key under the BullMQ prefix on every master (a "Redis loss" of this deployment only). */
+export function deleteKeysUnder(redis: RedisConnections): Promise<number> {
+  return redis.deleteKeys(`${redis.prefix}:*`);
 }

@@ -3,6 +3,7 @@
  * (the thin-transport rule makes that the same code path as the worker), taking the jobs from
  * the real BullMQ queue in Redis so the fan-out, job ids and enqueue order are the real ones.
  */
+import { eventStoreOf } from './events.js';
 import type { Job } from 'bullmq';
 import type { Config } from '../../config/index.js';
 import { handlers } from '../../jobs/index.js';
@@ -10,7 +11,7 @@ import type { JobContext } from '../../jobs/types.js';
 import type { Db } from '../../src/db/knex.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../../src/lib/secrets.js';
-import type { JobName } from '../../src/queue/catalog.js';
+import { catalogNameOf, type JobName } from '../../src/queue/catalog.js';
 import type { JobQueues } from '../../src/queue/queues.js';
 
 export interface DriveOptions {
@@ -27,6 +28,7 @@ export interface DriveResult {
 export function jobContext(db: Db, config: Config, queues: JobQueues, job: Job, signal: AbortSignal, attempt = 1): JobContext {
   return {
     db,
+    events: eventStoreOf(db),
     log: silentLogger,
     config,
     secrets: createSecretBox(secretsKeyFrom(config.SECRETS_KEY)),
@@ -49,14 +51,15 @@ export async function driveMigrationQueue(db: Db, config: Config, queues: JobQue
     const job = waiting[0];
     if (!job) return result;
     if (options.maxJobs !== undefined && result.jobs.length >= options.maxJobs) return result;
-    const handler = handlers[job.name as JobName] as ((p: unknown, c: JobContext) => Promise<unknown>) | undefined;
+    const name = catalogNameOf(job.name) as JobName;
+    const handler = handlers[name] as ((p: unknown, c: JobContext) => Promise<unknown>) | undefined;
     if (!handler) throw new Error(`no handler for ${job.name}`);
     const signal = options.signalFor?.(job) ?? new AbortController().signal;
     try {
       const outcome = await handler(job.data, jobContext(db, config, queues, job, signal));
-      result.jobs.push({ id: job.id!, name: job.name, outcome });
+      result.jobs.push({ id: job.id!, name, outcome });
     } catch (err) {
-      result.jobs.push({ id: job.id!, name: job.name, outcome: undefined, error: err instanceof Error ? err.message : String(err) });
+      result.jobs.push({ id: job.id!, name, outcome: undefined, error: err instanceof Error ? err.message : String(err) });
     }
     await job.remove();
   }

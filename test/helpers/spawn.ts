@@ -1,5 +1,8 @@
 /** Spawns one of the service's processes (src/bin/*.ts) with the given environment. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Config } from '../../config/index.js';
+import { TEST_SECRETS_KEY, TEST_WAREHOUSE_REACH } from './app.js';
+import { redisEnv } from './redis-kinds.js';
 
 export interface Spawned {
   child: ChildProcess;
@@ -59,4 +62,12 @@ export function spawnBin(bin: string, env: Record<string, string | undefined>): 
       return exited;
     },
   };
+}
+
+/**
+ * The environment of a spawned service process on a test's database, Redis (or cluster), secrets
+ * key and reach rules, plus `extra`.
+ */
+export function serviceEnv(databaseUrl: string, config: Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX'>, extra: Record<string, string> = {}): Record<string, string> {
+  return { DATABASE_URL: databaseUrl, ...redisEnv(config), SECRETS_KEY: TEST_SECRETS_KEY, ...TEST_WAREHOUSE_REACH, ...extra };
 }

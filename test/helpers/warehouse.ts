@@ -2,6 +2,7 @@
  * Helpers for warehouse connector tests: the app API calls a user would make, and running a
  * sync run's handler directly with a real JobContext (progress and log lines recorded).
  */
+import { eventStoreOf } from './events.js';
 import type { Config } from '../../config/index.js';
 import { runWarehouseSync, type SyncOutcome } from '../../jobs/warehouse-sync.handler.js';
 import type { JobContext } from '../../jobs/types.js';
@@ -78,6 +79,7 @@ export function jobContext(
   const lines: string[] = [];
   return {
     db,
+    events: eventStoreOf(db),
     log: silentLogger,
     config,
     secrets: createSecretBox(secretsKeyFrom(config.SECRETS_KEY)),

@@ -7,26 +7,25 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countEvents, pageEvents } from '../../src/db/events.repo.js';
-import { redisConnection } from '../../src/queue/queues.js';
+import { countEvents, pageEvents } from '../helpers/events.js';
 import { basicAuth, seedProject, type SeededProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { crossKinds, redisOverrides } from '../helpers/redis-kinds.js';
 import { body, gzip, ndjsonEvents, startInProcessWorker, until, type InProcessWorker } from '../helpers/job-platform.js';
 
-describe.each(dbKinds())('batch imports API on %s', (kind) => {
+describe.each(crossKinds(dbKinds()))('batch imports API on %s, queues on %s', (kind, redisKind) => {
   let t: TestDb;
   let app: TestApp;
   let worker: InProcessWorker;
   let owner: SeededProject;
   let other: SeededProject;
-  const redis = redisConnection(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
   const uploads = fs.mkdtempSync(path.join(os.tmpdir(), 'batch-uploads-'));
 
   beforeAll(async () => {
     t = await createTestDb(kind);
-    app = await startTestApp(t.db, { UPLOAD_DIR: uploads, BATCH_IMPORT_MAX_BYTES: 2_000_000 });
-    worker = await startInProcessWorker(t.db, app.config, redis);
+    app = await startTestApp(t.db, { ...redisOverrides(redisKind), UPLOAD_DIR: uploads, BATCH_IMPORT_MAX_BYTES: 2_000_000 });
+    worker = await startInProcessWorker(t.db, app.config);
     owner = await seedProject(t.db, { role: 'owner' });
     other = await seedProject(t.db, { role: 'owner' });
   });
@@ -34,7 +33,6 @@ describe.each(dbKinds())('batch imports API on %s', (kind) => {
     await worker.close();
     await app.queues.queues['batch-import'].obliterate({ force: true });
     await app.close();
-    await redis.quit();
     await t.destroy();
     fs.rmSync(uploads, { recursive: true, force: true });
   });
@@ -63,8 +61,8 @@ describe.each(dbKinds())('batch imports API on %s', (kind) => {
     expect(created.results).not.toHaveProperty('file_path');
 
     // The job as Redis holds it: the payload is the run id and nothing else.
-    const jobKey = `${app.config.QUEUE_PREFIX}:batch-import:${created.results.job_id}`;
-    const stored = await redis.hgetall(jobKey);
+    const jobKey = `${app.queues.prefix}:batch-import:${created.results.job_id}`;
+    const stored = await app.queues.connection.hgetall(jobKey);
     if (stored.data) {
       expect(JSON.parse(stored.data)).toEqual({ importId: created.results.id });
       const everything = JSON.stringify(stored);

@@ -4,10 +4,11 @@
  */
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countEvents, pageEvents } from '../../src/db/events.repo.js';
+import { countEvents, pageEvents } from '../helpers/events.js';
 import { basicAuth, seedProject, type SeededProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import type { TestDb } from '../helpers/db.js';
+import { createStoreTestDb, storeKindNames } from '../helpers/store-kinds.js';
 
 const NOW_S = Math.floor(Date.now() / 1000);
 
@@ -17,13 +18,13 @@ function ev(i: number, extra: Record<string, unknown> = {}) {
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 
-describe.each(dbKinds())('/import over HTTP on %s', (kind) => {
+describe.each(storeKindNames())('/import over HTTP on %s', (kind) => {
   let t: TestDb;
   let app: TestApp;
   let p: SeededProject;
 
   beforeAll(async () => {
-    t = await createTestDb(kind);
+    t = await createStoreTestDb(kind);
     app = await startTestApp(t.db);
     p = await seedProject(t.db, { role: 'admin' });
   });
@@ -54,9 +55,10 @@ describe.each(dbKinds())('/import over HTTP on %s', (kind) => {
     expect(r.status).toBe(200);
     expect(r.json).toEqual({ code: 200, num_records_imported: 2, status: 'OK' });
     const rows = await pageEvents(t.db, { projectId: p.id, fromMs: 0, toMs: Date.now() + 1, limit: 10 });
-    expect(rows.map(({ id: _id, ...e }) => e)).toEqual([
-      { event: 'e1', distinctId: 'u1', time: (NOW_S - 3601) * 1000, insertId: 'id-1', properties: { n: 1 } },
+    // In time order: e2 happened first.
+    expect(rows).toEqual([
       { event: 'e2', distinctId: 'u2', time: (NOW_S - 3602) * 1000, insertId: 'id-2', properties: { n: 2, nested: { a: [1, 2] } } },
+      { event: 'e1', distinctId: 'u1', time: (NOW_S - 3601) * 1000, insertId: 'id-1', properties: { n: 1 } },
     ]);
   });
 
@@ -274,11 +276,11 @@ describe.each(dbKinds())('/import over HTTP on %s', (kind) => {
   });
 });
 
-describe.each(dbKinds())('/import rate limit on %s', (kind) => {
+describe.each(storeKindNames())('/import rate limit on %s', (kind) => {
   let t: TestDb;
   let app: TestApp;
   beforeAll(async () => {
-    t = await createTestDb(kind);
+    t = await createStoreTestDb(kind);
     app = await startTestApp(t.db, { RATE_LIMIT_EVENTS_PER_SEC: 5, RATE_LIMIT_BURST: 20 });
   });
   afterAll(async () => {

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countEvents, pageEvents } from '../../src/db/events.repo.js';
+import { countEvents, pageEvents , eventStoreOf } from '../helpers/events.js';
 import { ingestEvents, validateEvents } from '../../src/ingest/events.ingest.js';
 import { createProject } from '../../src/accounts/accounts.service.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
@@ -54,7 +54,7 @@ describe.each(dbKinds())('write path properties on %s', (kind) => {
       fc.asyncProperty(fc.array(record, { maxLength: 15 }), fc.boolean(), async (records, strict) => {
         const p = await createProject(t.db, { name: 'prop' });
         const expected = validateEvents(records, { strict, now: NOW });
-        const result = await ingestEvents(t.db, p.id, 'import', records, { strict, now: NOW });
+        const result = await ingestEvents(eventStoreOf(t.db), p.id, 'import', records, { strict, now: NOW });
         expect(result.rejected).toEqual(expected.rejected);
         for (const r of result.rejected) expect(r.message.length).toBeGreaterThan(0);
         const keys = new Set(expected.events.map((e) => JSON.stringify([e.event, e.distinctId, e.time, e.insertId])));
@@ -74,7 +74,7 @@ describe.each(dbKinds())('write path properties on %s', (kind) => {
   it('rejects NUL characters and unpaired surrogates per record, naming the field', async () => {
     const p = await createProject(t.db, { name: 'prop' });
     const result = await ingestEvents(
-      t.db,
+      eventStoreOf(t.db),
       p.id,
       'import',
       [

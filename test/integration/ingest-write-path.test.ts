@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countEvents, pageEvents } from '../../src/db/events.repo.js';
-import { usageForMonth, monthOf } from '../../src/db/usage.repo.js';
+import { countEvents, pageEvents , eventStoreOf } from '../helpers/events.js';
+import { usageForMonth } from '../helpers/events.js';
+import { monthOf } from '../../src/domain/time-buckets.js';
 import { ingestEvents } from '../../src/ingest/events.ingest.js';
 import { seedProject } from '../helpers/accounts.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
@@ -21,13 +22,13 @@ describe.each(dbKinds())('ingest write path on %s', (kind) => {
       { event: '', properties: { time: now, distinct_id: 'u3' } },
       { event: 'x', properties: { time: 'yesterday', distinct_id: 'u3' } },
     ];
-    const first = await ingestEvents(t.db, p.id, 'import', records, { strict: true, now });
+    const first = await ingestEvents(eventStoreOf(t.db), p.id, 'import', records, { strict: true, now });
     expect(first.imported).toBe(2);
     expect(first.rejected.map((r) => [r.index, r.field])).toEqual([
       [2, 'event'],
       [3, 'properties.time'],
     ]);
-    const replay = await ingestEvents(t.db, p.id, 'import', records, { strict: true, now });
+    const replay = await ingestEvents(eventStoreOf(t.db), p.id, 'import', records, { strict: true, now });
     expect(replay).toMatchObject({ imported: 0, deduplicated: 2 });
     expect(await countEvents(t.db, p.id)).toBe(2);
     const stored = await pageEvents(t.db, { projectId: p.id, fromMs: 0, toMs: now + 1, limit: 10 });

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationsReconcileSource } from '../../jobs/migration.reconcile.js';
-import { countEvents, pageEvents } from '../../src/db/events.repo.js';
+import { countEvents, eventStoreOf, pageEvents } from '../helpers/events.js';
 import { countProfiles, findProfile } from '../../src/db/profiles.repo.js';
 import { countStagedUsers } from '../../src/db/migration-user-props.repo.js';
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
@@ -91,6 +91,9 @@ describe.each(dbKinds())('migration run on %s', (kind) => {
       events_rejected: 0,
       dry_run_count: null,
       error: null,
+      // Days are the migration's partitions; the worker that ran them is named.
+      partitions: { total: 6, done: 6 },
+      workers: [expect.stringMatching(/^.+:\d+$/)],
     });
     const expected = dataset.expectedProfiles();
     expect(s.profiles_set).toBe(expected.size);
@@ -109,6 +112,13 @@ describe.each(dbKinds())('migration run on %s', (kind) => {
     const sample = await pageEvents(t.db, { projectId: p.id, fromMs: 0, toMs: Date.now(), limit: 5 });
     expect(sample[0]!.properties).toMatchObject({ $import: true, $source: 'amplitude-migration', $migration_id: id });
     expect(await countStagedUsers(t.db, id)).toBe(0);
+    // Migrated events carry user and device ids: each user's devices are linked to them (docs/identity.md).
+    for (const userId of [...expected.keys()].slice(0, 10)) {
+      const cluster = await eventStoreOf(t.db).identityOf(p.id, userId);
+      expect(cluster.userId).toBe(userId);
+      expect(cluster.deviceIds.length).toBeGreaterThan(0);
+      for (const d of cluster.deviceIds) expect(d).toMatch(new RegExp(`^device-${userId.slice('user-'.length)}-[01]$`));
+    }
     expect(fs.readdirSync(tmp)).toEqual([]);
 
     // Running the same migration again (the first has finished): a new run that adds nothing.

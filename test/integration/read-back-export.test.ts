@@ -1,16 +1,17 @@
 import { once } from 'node:events';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countEvents } from '../../src/db/events.repo.js';
+import { countEvents , eventStoreOf } from '../helpers/events.js';
 import { ingestEvents } from '../../src/ingest/events.ingest.js';
 import { basicAuth, seedProject, type SeededProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import type { TestDb } from '../helpers/db.js';
+import { createStoreTestDb, storeKindNames } from '../helpers/store-kinds.js';
 import { eventsRead, get, lines, qs, rawGet } from '../helpers/read-back.js';
 
 const T = (iso: string) => Date.parse(iso);
 
-describe.each(dbKinds())('GET /api/2.0/export on %s', (kind) => {
+describe.each(storeKindNames())('GET /api/2.0/export on %s', (kind) => {
   let t: TestDb;
   let app: TestApp;
   let a: SeededProject;
@@ -20,7 +21,7 @@ describe.each(dbKinds())('GET /api/2.0/export on %s', (kind) => {
     `${app.url}/api/2.0/export${qs({ project_id: p.id, from_date: '2024-03-01', to_date: '2024-03-02', ...params })}`;
 
   beforeAll(async () => {
-    t = await createTestDb(kind);
+    t = await createStoreTestDb(kind);
     app = await startTestApp(t.db);
     // A consumer — the weakest role — may read.
     a = await seedProject(t.db, { role: 'consumer' });
@@ -34,9 +35,9 @@ describe.each(dbKinds())('GET /api/2.0/export on %s', (kind) => {
       { event: 'a', properties: { time: T('2024-03-02T23:59:59.999Z'), distinct_id: 'u4', $insert_id: 'last', nested: { deep: [1, { y: null }] }, text: 'héllo ✓ "q"\n' } },
       { event: 'a', properties: { time: T('2024-03-03T00:00:00.000Z'), distinct_id: 'u5', $insert_id: 'after' } },
     ];
-    const r = await ingestEvents(t.db, a.id, 'import', records);
+    const r = await ingestEvents(eventStoreOf(t.db), a.id, 'import', records);
     expect(r.imported).toBe(records.length);
-    await ingestEvents(t.db, b.id, 'import', [{ event: 'b-only', properties: { time: T('2024-03-01T10:00:00Z'), distinct_id: 'x' } }]);
+    await ingestEvents(eventStoreOf(t.db), b.id, 'import', [{ event: 'b-only', properties: { time: T('2024-03-01T10:00:00Z'), distinct_id: 'x' } }]);
 
     // A lookup table mapped to song_id (the key is the event property's value as text).
     const [lt] = await t.db('lookup_tables')
@@ -80,7 +81,7 @@ describe.each(dbKinds())('GET /api/2.0/export on %s', (kind) => {
       event: l.event,
       properties: Object.fromEntries(Object.entries(l.properties).filter(([k]) => !k.startsWith('song_id.'))),
     }));
-    const r = await ingestEvents(t.db, c.id, 'import', raw, { strict: true });
+    const r = await ingestEvents(eventStoreOf(t.db), c.id, 'import', raw, { strict: true });
     expect(r).toMatchObject({ imported: 5, rejected: [] });
     const second = lines((await get(exportUrl(c), c.basic)).text);
     expect(second).toEqual(raw);
@@ -138,7 +139,7 @@ describe.each(dbKinds())('GET /api/2.0/export on %s', (kind) => {
 
   it('enriches from a table created, mapped and filled through the lookup-table APIs', async () => {
     const d = await seedProject(t.db); // owner
-    await ingestEvents(t.db, d.id, 'import', [
+    await ingestEvents(eventStoreOf(t.db), d.id, 'import', [
       { event: 'buy', properties: { time: T('2024-03-01T10:00:00Z'), distinct_id: 'u', $insert_id: 'buy-1', item: 'sku-1' } },
       { event: 'buy', properties: { time: T('2024-03-01T11:00:00Z'), distinct_id: 'u', $insert_id: 'buy-2', item: 'sku-9' } },
     ]);
@@ -219,7 +220,7 @@ describe.each(dbKinds())('GET /api/2.0/export on %s', (kind) => {
   });
 });
 
-describe.each(dbKinds())('export streaming of 50k events on %s', (kind) => {
+describe.each(storeKindNames())('export streaming of 50k events on %s', (kind) => {
   let t: TestDb;
   let app: TestApp;
   let p: SeededProject;
@@ -227,7 +228,7 @@ describe.each(dbKinds())('export streaming of 50k events on %s', (kind) => {
   const base = T('2024-06-01T00:00:00Z');
 
   beforeAll(async () => {
-    t = await createTestDb(kind);
+    t = await createStoreTestDb(kind);
     app = await startTestApp(t.db);
     p = await seedProject(t.db);
     // ~700 bytes a line: 35 MB in all, far more than socket buffers can hide.
@@ -237,7 +238,7 @@ describe.each(dbKinds())('export streaming of 50k events on %s', (kind) => {
         event: 'bulk',
         properties: { time: base + (i + j) * 1000, distinct_id: `u${(i + j) % 97}`, $insert_id: `bulk-${i + j}`, pad },
       }));
-      await ingestEvents(t.db, p.id, 'import', batch);
+      await ingestEvents(eventStoreOf(t.db), p.id, 'import', batch);
     }
   }, 120_000);
   afterAll(async () => {

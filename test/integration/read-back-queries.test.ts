@@ -1,16 +1,18 @@
+import { eventStoreOf } from '../helpers/events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestEvents } from '../../src/ingest/events.ingest.js';
 import { applyGroupUpdates, applyProfileUpdates } from '../../src/ingest/profiles.ingest.js';
 import { basicAuth, seedProject, type SeededProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import type { TestDb } from '../helpers/db.js';
+import { createStoreTestDb, storeKindNames } from '../helpers/store-kinds.js';
 import { get, postForm, qs } from '../helpers/read-back.js';
 
 const DAY = 86_400_000;
 const T = (iso: string) => Date.parse(iso);
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-describe.each(dbKinds())('read-back queries on %s', (kind) => {
+describe.each(storeKindNames())('read-back queries on %s', (kind) => {
   let t: TestDb;
   let app: TestApp;
   let a: SeededProject;
@@ -18,7 +20,7 @@ describe.each(dbKinds())('read-back queries on %s', (kind) => {
   const now = Date.now();
 
   beforeAll(async () => {
-    t = await createTestDb(kind);
+    t = await createStoreTestDb(kind);
     app = await startTestApp(t.db);
     a = await seedProject(t.db, { role: 'analyst' });
     b = await seedProject(t.db);
@@ -30,15 +32,15 @@ describe.each(dbKinds())('read-back queries on %s', (kind) => {
       { event: 'signup', properties: { time: now - 2 * DAY, distinct_id: 'u3', $source: 'ios' } },
       { event: 'login', properties: { time: now - 3_600_000, distinct_id: 'u1' } },
     ];
-    await ingestEvents(t.db, a.id, 'import', recent);
+    await ingestEvents(eventStoreOf(t.db), a.id, 'import', recent);
     const stamp = { $warehouse_import_id: 'imp-1', $warehouse_import_job_id: 'job-1', $import: true, $source: 'warehouse-import' };
     const history = [
       { event: 'legacy_purchase', properties: { time: now - 31 * DAY, distinct_id: 'u9', amount: 3 } },
       { event: 'legacy_purchase', properties: { time: now - 31 * DAY, distinct_id: 'u8', amount: 4 } },
       { event: 'signup', properties: { time: now - 31 * DAY, distinct_id: 'u7' } },
     ];
-    await ingestEvents(t.db, a.id, 'warehouse-import', history, { stamp });
-    await ingestEvents(t.db, b.id, 'import', [{ event: 'b_event', properties: { time: now - DAY, distinct_id: 'x' } }]);
+    await ingestEvents(eventStoreOf(t.db), a.id, 'warehouse-import', history, { stamp });
+    await ingestEvents(eventStoreOf(t.db), b.id, 'import', [{ event: 'b_event', properties: { time: now - DAY, distinct_id: 'x' } }]);
 
     // Fixed-date events for bucket checks.
     const fixed = [
@@ -49,7 +51,7 @@ describe.each(dbKinds())('read-back queries on %s', (kind) => {
       ['2024-02-01T10:00:00Z', 'android'],
     ] as const;
     await ingestEvents(
-      t.db,
+      eventStoreOf(t.db),
       a.id,
       'import',
       fixed.map(([iso, os], i) => ({ event: 'open', properties: { time: T(iso), distinct_id: `f${i}`, os, tags: i === 0 ? ['x', 'y'] : ['x'] } })),
@@ -208,7 +210,9 @@ describe.each(dbKinds())('read-back queries on %s', (kind) => {
         [{ ...q, where: 'properties["a"] ==' }, /invalid 'where' expression/],
         [{ ...q, on: 'properties["a"' }, /invalid 'on' expression/],
         [{ ...q, limit: 0 }, /'limit'/],
-        [{ ...q, type: 'unique' }, /not supported/],
+        [{ ...q, limit: 10_001 }, /'limit' must be between 1 and 10000/],
+        [{ from_date: '2010-01-01', to_date: '2024-12-31', unit: 'month' }, /spans 5479 days; at most 1830/],
+        [{ ...q, type: 'cohort' }, /'type' must be general, unique or average/],
       ];
       for (const [params, message] of cases) {
         const res = await get(url(a.id, params), a.basic);

@@ -1,4 +1,5 @@
 /** Every request leaves one JSON log line with its request id — and never a credential. */
+import { eventStoreOf } from '../helpers/events.js';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +7,8 @@ import { Authenticator } from '../../src/accounts/authenticator.js';
 import { createApp } from '../../src/http/app.js';
 import { listen } from '../../src/http/server.js';
 import { createSecretBox, secretsKeyFrom } from '../../src/lib/secrets.js';
-import { JobQueues, redisConnection } from '../../src/queue/queues.js';
+import { JobQueues } from '../../src/queue/queues.js';
+import { createRedisConnections } from '../../src/queue/redis-connection.js';
 import { basicAuth, seedProject } from '../helpers/accounts.js';
 import { testConfig } from '../helpers/app.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
@@ -28,11 +30,11 @@ describe('request logging', () => {
         cb();
       },
     });
-    const redis = redisConnection(config.REDIS_URL);
-    const queues = new JobQueues(redis, config.QUEUE_PREFIX);
+    const queues = new JobQueues(createRedisConnections(config));
     const app = createApp({
       config,
       db: t.db,
+      events: eventStoreOf(t.db),
       log: pino({ level: 'info' }, sink),
       auth: new Authenticator(t.db),
       secrets: createSecretBox(secretsKeyFrom(config.SECRETS_KEY)),
@@ -44,7 +46,6 @@ describe('request logging', () => {
     close = async () => {
       await server.close();
       await queues.close();
-      await redis.quit();
     };
   });
   afterAll(async () => {

@@ -4,19 +4,21 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject } from '../../src/accounts/accounts.service.js';
-import { countEvents, type EventRows } from '../../src/db/events.repo.js';
-import { usageForMonth, monthOf } from '../../src/db/usage.repo.js';
+import { countEvents, eventStoreOf, usageForMonth } from '../helpers/events.js';
+import { emptyEventRows, type EventRows } from '../../src/store/event-rows.js';
+import { monthOf } from '../../src/domain/time-buckets.js';
 import { storeEventRows } from '../../src/ingest/events.ingest.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
 
 function rows(prefix: string, n: number): EventRows {
-  const r: EventRows = { event: [], distinctId: [], time: [], insertId: [], properties: [] };
+  const r: EventRows = emptyEventRows();
   for (let i = 0; i < n; i++) {
     r.event.push('e');
     r.distinctId.push(`${prefix}${i}`);
     r.time.push(1_700_000_000_000 + i);
     r.insertId.push(`${prefix}-${i}`);
     r.properties.push(JSON.stringify({ i }));
+    r.deviceId.push(null);
   }
   return r;
 }
@@ -33,10 +35,10 @@ describe('SQLite write combiner', () => {
     const b = await createProject(t.db, { name: 'b' });
     const now = Date.now();
     const results = await Promise.all([
-      storeEventRows(t.db, a.id, 'import', rows('x', 500), now),
-      storeEventRows(t.db, a.id, 'import', rows('x', 700), now), // 500 of these are duplicates
-      storeEventRows(t.db, b.id, 'track', rows('y', 300), now),
-      storeEventRows(t.db, a.id, 'import', rows('z', 0), now),
+      storeEventRows(eventStoreOf(t.db), a.id, 'import', rows('x', 500), now),
+      storeEventRows(eventStoreOf(t.db), a.id, 'import', rows('x', 700), now), // 500 of these are duplicates
+      storeEventRows(eventStoreOf(t.db), b.id, 'track', rows('y', 300), now),
+      storeEventRows(eventStoreOf(t.db), a.id, 'import', rows('z', 0), now),
     ]);
     expect(results).toEqual([
       { imported: 500, deduplicated: 0 },
@@ -56,9 +58,9 @@ describe('SQLite write combiner', () => {
     (bad.event as unknown[])[5] = null; // NOT NULL violation
     const now = Date.now();
     const outcomes = await Promise.allSettled([
-      storeEventRows(t.db, p.id, 'import', rows('g1', 100), now),
-      storeEventRows(t.db, p.id, 'import', bad, now),
-      storeEventRows(t.db, p.id, 'import', rows('g2', 100), now),
+      storeEventRows(eventStoreOf(t.db), p.id, 'import', rows('g1', 100), now),
+      storeEventRows(eventStoreOf(t.db), p.id, 'import', bad, now),
+      storeEventRows(eventStoreOf(t.db), p.id, 'import', rows('g2', 100), now),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(await countEvents(t.db, p.id)).toBe(200);

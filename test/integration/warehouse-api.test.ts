@@ -7,30 +7,28 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { grantServiceAccount, createServiceAccount } from '../../src/accounts/accounts.service.js';
 import { createSecretBox, secretsKeyFrom } from '../../src/lib/secrets.js';
 import { basicAuth, seedProject, type SeededProject } from '../helpers/accounts.js';
-import { startTestApp, TEST_REDIS_URL, type TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { crossKinds, redisOverrides } from '../helpers/redis-kinds.js';
 import { sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
 import { call, type Api } from '../helpers/warehouse.js';
 
-describe.each(dbKinds())('warehouse API on %s', (kind) => {
+describe.each(crossKinds(dbKinds()))('warehouse API on %s, queues on %s', (kind, redisKind) => {
   let t: TestDb;
   let app: TestApp;
   let p: SeededProject;
   let api: Api;
   let src: WarehouseSourceHandle;
-  let redis: Redis;
   let sourceId: number;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'warehouse-api-'));
 
   beforeAll(async () => {
     t = await createTestDb(kind);
     // The service's own database file, so a source naming it can be refused.
-    app = await startTestApp(t.db, kind === 'sqlite' ? { DATABASE_URL: t.url } : {});
-    redis = new Redis(TEST_REDIS_URL);
+    app = await startTestApp(t.db, { ...redisOverrides(redisKind), ...(kind === 'sqlite' ? { DATABASE_URL: t.url } : {}) });
     p = await seedProject(t.db);
     api = { url: app.url, basic: p.basic, projectId: p.id };
     src = await sqliteSourceFixture.create();
@@ -52,7 +50,6 @@ describe.each(dbKinds())('warehouse API on %s', (kind) => {
     await src?.cleanup();
     await app?.queues.queues['warehouse-sync'].obliterate({ force: true });
     await app?.close();
-    await redis?.quit();
     await t?.destroy();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
@@ -229,7 +226,7 @@ describe.each(dbKinds())('warehouse API on %s', (kind) => {
       const counts = await app.queues.queues['warehouse-sync'].getJobCounts('waiting', 'delayed', 'active');
       expect(counts.waiting).toBeGreaterThanOrEqual(1);
       // Read the job straight from Redis: ids only, nothing from the source config.
-      const raw = await redis.hget(`${app.config.QUEUE_PREFIX}:warehouse-sync:${job_id}`, 'data');
+      const raw = await app.queues.connection.hget(`${app.queues.prefix}:warehouse-sync:${job_id}`, 'data');
       expect(JSON.parse(raw!)).toEqual({ runId: run_id });
       const history = await call(api, 'GET', `/imports/${id}/history`);
       expect(history.body.results.runs).toEqual([

@@ -5,13 +5,14 @@
  * newer attempt fences an older one out; a deleted import cancels its run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countEvents } from '../../src/db/events.repo.js';
+import { countEvents } from '../helpers/events.js';
 import { findRun } from '../../src/db/sync-runs.repo.js';
 import { PermanentError, RetryableError } from '../../src/lib/errors.js';
 import { runWarehouseSync } from '../../jobs/warehouse-sync.handler.js';
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { startTestApp, TEST_WAREHOUSE_REACH, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { crossKinds, redisOverrides } from '../helpers/redis-kinds.js';
 import { sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
 import { call, createSourceAndImport, history, jobContext, manualSync, type Api } from '../helpers/warehouse.js';
 
@@ -19,7 +20,7 @@ const T0 = Date.UTC(2024, 5, 1);
 const rows = (from: number, n: number) =>
   Array.from({ length: n }, (_, k) => ({ id: from + k, ev: 'tick', ts: new Date(T0 + (from + k) * 1000), who: `u${(from + k) % 7}`, ins: new Date(T0 + (from + k) * 1000) }));
 
-describe.each(dbKinds())('sync run lifecycle on %s', (kind) => {
+describe.each(crossKinds(dbKinds()))('sync run lifecycle on %s, queues on %s', (kind, redisKind) => {
   let t: TestDb;
   let app: TestApp;
   let p: SeededProject;
@@ -28,7 +29,7 @@ describe.each(dbKinds())('sync run lifecycle on %s', (kind) => {
 
   beforeAll(async () => {
     t = await createTestDb(kind);
-    app = await startTestApp(t.db, { WAREHOUSE_BATCH_SIZE: 10, WAREHOUSE_READER_THREAD: 'off' });
+    app = await startTestApp(t.db, { ...redisOverrides(redisKind), WAREHOUSE_BATCH_SIZE: 10, WAREHOUSE_READER_THREAD: 'off' });
     src = await sqliteSourceFixture.create();
     for (const name of ['a', 'b', 'c', 'd']) {
       await src.createTable({
@@ -116,7 +117,7 @@ describe.each(dbKinds())('sync run lifecycle on %s', (kind) => {
     // The source's file is gone.
     const box = jobContext(t.db, app.config, app.queues, { jobId: job_id, attempt: 1 });
     const sealed = (await t.db('warehouse_sources').where({ id: sourceId }).first()).config_sealed;
-    await t.db('warehouse_sources').where({ id: sourceId }).update({ config_sealed: box.secrets.seal(JSON.stringify({ path: '/nonexistent/dir/w.sqlite' })) });
+    await t.db('warehouse_sources').where({ id: sourceId }).update({ config_sealed: box.secrets.seal(JSON.stringify({ path: `${TEST_WAREHOUSE_REACH.WAREHOUSE_SQLITE_ALLOWED_DIRS}/nonexistent-dir/w.sqlite` })) });
     await expect(runWarehouseSync(run_id, box)).rejects.toBeInstanceOf(PermanentError);
     // A missing file is permanent: FAILED at once, with the reason.
     expect((await findRun(t.db, run_id))!).toMatchObject({ status: 'FAILED', error: expect.stringMatching(/SQLite file not found/) });

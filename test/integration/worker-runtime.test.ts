@@ -8,15 +8,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { JobHandler } from '../../jobs/types.js';
 import { PermanentError } from '../../src/lib/errors.js';
 import { registry } from '../../src/lib/metrics.js';
-import { JobQueues, redisConnection } from '../../src/queue/queues.js';
+import { JobQueues } from '../../src/queue/queues.js';
+import { createRedisConnections } from '../../src/queue/redis-connection.js';
 import { testConfig } from '../helpers/app.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
 import { startInProcessWorker, until, type InProcessWorker } from '../helpers/job-platform.js';
+import { redisKinds, redisOverrides } from '../helpers/redis-kinds.js';
 
 // The runtime does not touch the database itself; one SQLite file stands in for the handler's db.
-describe('worker runtime', () => {
+describe.each(redisKinds())('worker runtime on %s', (redisKind) => {
   let t: TestDb;
-  const redis = redisConnection(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
   let config: ReturnType<typeof testConfig>;
   let queues: JobQueues;
   let worker: InProcessWorker | undefined;
@@ -31,13 +32,12 @@ describe('worker runtime', () => {
     await queues.close();
   });
   afterAll(async () => {
-    await redis.quit();
     await t.destroy();
   });
 
   const fresh = () => {
-    config = testConfig({ WORKER_CONCURRENCY: 2 });
-    queues = new JobQueues(redis, config.QUEUE_PREFIX);
+    config = testConfig({ ...redisOverrides(redisKind), WORKER_CONCURRENCY: 2 });
+    queues = new JobQueues(createRedisConnections(config));
   };
   const jobsTotal = async (outcome: string) => {
     const metric = (await registry.getSingleMetric('jobs_total')!.get()).values.find((v) => v.labels.queue === 'migration' && v.labels.outcome === outcome);
@@ -55,7 +55,7 @@ describe('worker runtime', () => {
       return { ok: true };
     };
     const before = await jobsTotal('completed');
-    worker = await startInProcessWorker(t.db, config, redis, { handlers: { 'migration-finalize': handler }, queueNames: ['migration'] });
+    worker = await startInProcessWorker(t.db, config, { handlers: { 'migration-finalize': handler }, queueNames: ['migration'] });
     await queues.enqueue('migration-finalize', { migrationId: 'm1' }, { jobId: 'finalize-m1' });
     const job = await until(async () => {
       const j = await queues.getJob('migration-finalize', 'finalize-m1');
@@ -81,7 +81,7 @@ describe('worker runtime', () => {
       return 'done';
     };
     const failedBefore = await jobsTotal('failed');
-    worker = await startInProcessWorker(t.db, config, redis, { handlers: { 'migration-finalize': permanent, 'migration-day': flaky }, queueNames: ['migration'] });
+    worker = await startInProcessWorker(t.db, config, { handlers: { 'migration-finalize': permanent, 'migration-day': flaky }, queueNames: ['migration'] });
     await queues.enqueue('migration-finalize', { migrationId: 'm2' }, { jobId: 'finalize-m2' });
     // A payload the catalog refuses, written past enqueue() the way an old release might have.
     await queues.queues.migration.add('migration-finalize', { migrationId: 5, password: 'x' }, { jobId: 'bad-payload', attempts: 5 });
@@ -100,6 +100,22 @@ describe('worker runtime', () => {
     expect(await jobsTotal('failed')).toBe(failedBefore + 1);
   });
 
+  it('rolling deploys: takes a payload with a field it does not know (a newer web enqueued it)', async () => {
+    fresh();
+    const seen: unknown[] = [];
+    worker = await startInProcessWorker(t.db, config, {
+      handlers: { 'migration-finalize': async (payload) => void seen.push(payload) },
+      queueNames: ['migration'],
+    });
+    // Written past enqueue(), as a newer release's web would: an extra field this worker does not know.
+    await queues.queues.migration.add('migration-finalize', { migrationId: 'm9', partitionHint: 3 }, { jobId: 'finalize-m9', attempts: 5 });
+    await until(async () => (await (await queues.queues.migration.getJob('finalize-m9'))?.getState()) === 'completed');
+    // The handler sees only the fields it knows.
+    expect(seen).toEqual([{ migrationId: 'm9' }]);
+    // And enqueue() itself accepts the extra field, so a newer worker's payload parses at an older web too.
+    await expect(queues.enqueue('migration-finalize', { migrationId: 'm10', extra: true } as never, { jobId: 'finalize-m10' })).resolves.toBe('finalize-m10');
+  });
+
   it('on close aborts the signal and hands the running job back to wait without using an attempt', async () => {
     fresh();
     let started = false;
@@ -110,7 +126,7 @@ describe('worker runtime', () => {
       abortedSeen = ctx.signal.aborted;
       return 'checkpointed';
     };
-    worker = await startInProcessWorker(t.db, config, redis, { handlers: { 'migration-finalize': slow }, queueNames: ['migration'] });
+    worker = await startInProcessWorker(t.db, config, { handlers: { 'migration-finalize': slow }, queueNames: ['migration'] });
     await queues.enqueue('migration-finalize', { migrationId: 'm4' }, { jobId: 'finalize-m4' });
     await until(async () => started);
     const t0 = Date.now();
@@ -124,7 +140,7 @@ describe('worker runtime', () => {
 
     // A new worker takes it from there.
     let resumed = false;
-    worker = await startInProcessWorker(t.db, config, redis, {
+    worker = await startInProcessWorker(t.db, config, {
       handlers: { 'migration-finalize': async () => void (resumed = true) },
       queueNames: ['migration'],
     });

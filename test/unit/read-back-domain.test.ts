@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { normalizeTime } from '../../src/domain/event-record.js';
 import { enrich, toExportRecord } from '../../src/domain/export-record.js';
-import { MAX_REPORT_CELLS, SegmentCounter, segmentLabels } from '../../src/domain/segmentation.js';
+import { MAX_REPORT_CELLS, segmentationFromCells, segmentLabels } from '../../src/domain/segmentation.js';
 import { bucketCount, bucketLabel, bucketSeries, bucketStart, exportSeconds, parseDay } from '../../src/domain/time-buckets.js';
 
 const day = (s: string) => parseDay(s)!;
@@ -77,27 +77,9 @@ describe('export records and lookup enrichment', () => {
 });
 
 describe('segmentation counting', () => {
-  it('counts per bucket with zeros, top segments by total', () => {
-    const c = new SegmentCounter(range('2024-01-01', '2024-01-03'), 'day', ['never']);
-    const t = (d: number, h = 0) => Date.UTC(2024, 0, d, h);
-    c.add(t(1), 'a');
-    c.add(t(1, 5), 'a');
-    c.add(t(3), 'a');
-    c.add(t(2), 'b');
-    const r = c.result(60);
-    expect(r.series).toEqual(['2024-01-01', '2024-01-02', '2024-01-03']);
-    expect(r.values).toEqual({
-      a: { '2024-01-01': 2, '2024-01-02': 0, '2024-01-03': 1 },
-      b: { '2024-01-01': 0, '2024-01-02': 1, '2024-01-03': 0 },
-      never: { '2024-01-01': 0, '2024-01-02': 0, '2024-01-03': 0 },
-    });
-    expect(Object.keys(c.result(1).values)).toEqual(['a']);
-  });
-
   it('caps the cells returned', () => {
-    const c = new SegmentCounter(range('2024-01-01', '2024-01-01'), 'minute');
-    for (let i = 0; i < 1000; i++) c.add(Date.UTC(2024, 0, 1), `s${i}`);
-    const r = c.result(10_000);
+    const cells = Array.from({ length: 1000 }, (_, i) => ({ segment: `s${i}`, bucket: Date.UTC(2024, 0, 1), value: 1 }));
+    const r = segmentationFromCells(cells, range('2024-01-01', '2024-01-01'), 'minute', [], 10_000);
     expect(Object.keys(r.values).length * r.series.length).toBeLessThanOrEqual(MAX_REPORT_CELLS);
   });
 
@@ -108,5 +90,23 @@ describe('segmentation counting', () => {
     expect(segmentLabels(3)).toEqual(['3']);
     expect(segmentLabels(['a', 'b', 'a'])).toEqual(['a', 'b']);
     expect(segmentLabels({ x: 1 })).toEqual(['{"x":1}']);
+  });
+});
+
+describe('segmentationFromCells', () => {
+  const range = { fromMs: Date.UTC(2026, 0, 1), toMs: Date.UTC(2026, 0, 4) };
+  it('fills zeros, keeps requested segments, ranks by total then label, limits', () => {
+    const cells = [
+      { segment: 'b', bucket: Date.UTC(2026, 0, 1), value: 2 },
+      { segment: 'a', bucket: Date.UTC(2026, 0, 3), value: 1.5 },
+      { segment: 'a', bucket: Date.UTC(2026, 0, 1), value: 0.5 },
+      { segment: 'c', bucket: Date.UTC(2026, 0, 2), value: 1 },
+    ];
+    const out = segmentationFromCells(cells, range, 'day', ['zero'], 10);
+    expect(out.series).toEqual(['2026-01-01', '2026-01-02', '2026-01-03']);
+    expect(Object.keys(out.values)).toEqual(['a', 'b', 'c', 'zero']);
+    expect(out.values.a).toEqual({ '2026-01-01': 0.5, '2026-01-02': 0, '2026-01-03': 1.5 });
+    expect(out.values.zero).toEqual({ '2026-01-01': 0, '2026-01-02': 0, '2026-01-03': 0 });
+    expect(Object.keys(segmentationFromCells(cells, range, 'day', [], 1).values)).toEqual(['a']);
   });
 });

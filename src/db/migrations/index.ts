@@ -5,6 +5,9 @@ import * as m003 from './003-warehouse.js';
 import * as m004 from './004-migrations.js';
 import * as m005 from './005-experiments.js';
 import * as m006 from './006-events-time-id-index.js';
+import * as m007 from './007-run-partitions.js';
+import * as m008 from './008-event-store-identity.js';
+import * as m009 from './009-migration-day-workers.js';
 
 /**
  * Every migration, by name. Names sort in apply order; append new ones with the next number.
@@ -16,4 +19,7 @@ export const migrations: Record<string, Knex.Migration> = {
   '004-migrations': m004,
   '005-experiments': m005,
   '006-events-time-id-index': m006,
+  '007-run-partitions': m007,
+  '008-event-store-identity': m008,
+  '009-migration-day-workers': m009,
 };

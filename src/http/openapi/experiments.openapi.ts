@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 description of the experiments API (version 1.0.0, seed §9), served at
+ * The OpenAPI 3.1 description of the experiments API (version 1.0.0), served at
  * GET /api/app/openapi.json. Tests validate every experiments response against it with ajv, so
  * this document and the handlers cannot drift apart unnoticed.
  */

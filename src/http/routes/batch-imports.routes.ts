@@ -9,11 +9,13 @@
  * the run row is created, and only THEN the job is enqueued (SQL first: if Redis is down the
  * reconciler enqueues it later). Owner/admin only.
  */
+import { batchImportLabel } from '../../queue/job-labels.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Express, type Request, type Response } from 'express';
 import { createBatchImport, findBatchImport, listBatchImports, type BatchImport } from '../../db/batch-imports.repo.js';
+import { partitionSummaries, type PartitionSummary } from '../../db/run-partitions.repo.js';
 import { negotiateBatchUpload } from '../../domain/batch-format.js';
 import { BatchFileError, fileIsGzipped, inspectBatchFile } from '../../ingest/batch-file.reader.js';
 import { errorMessage, NotFoundError, ValidationError } from '../../lib/errors.js';
@@ -21,7 +23,7 @@ import { batchImportJobId } from '../../queue/job-ids.js';
 import { accessOf, requireProject } from '../auth-middleware.js';
 import type { AppDeps } from '../deps.js';
 import { surface } from '../surface.js';
-import { streamToFile } from '../upload-file.js';
+import { bodyToFile, contentEncodingOf } from '../request-body.js';
 
 const WRITERS = ['owner', 'admin'] as const;
 const ID = /^[0-9a-f-]{36}$/;
@@ -30,8 +32,11 @@ function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 
-/** The public view of a run: no file path, nothing internal. */
-export function batchImportView(run: BatchImport) {
+/**
+ * The public view of a run: no file path, nothing internal. `partitions` {total, done} and
+ * `workers` ("host:pid") for a large import split into byte ranges; an unsplit one is one partition.
+ */
+export function batchImportView(run: BatchImport, parts?: PartitionSummary) {
   return {
     id: run.id,
     project_id: run.projectId,
@@ -55,6 +60,8 @@ export function batchImportView(run: BatchImport) {
     created: iso(run.createdAt),
     started: iso(run.startedAt),
     finished: iso(run.finishedAt),
+    partitions: parts ? { total: parts.total, done: parts.done } : { total: 1, done: run.status === 'succeeded' ? 1 : 0 },
+    workers: parts?.workers ?? [],
     log: run.log,
   };
 }
@@ -77,7 +84,8 @@ export function mountBatchImports(app: Express, deps: AppDeps): void {
       type: req.query.type,
       format: req.query.format,
       contentType: req.headers['content-type'],
-      contentEncoding: req.headers['content-encoding'],
+      // The file is stored as sent and read later: gzip or none (deflate is refused there).
+      contentEncoding: contentEncodingOf(req),
     });
     if (!decl.ok) {
       req.resume();
@@ -86,12 +94,12 @@ export function mountBatchImports(app: Express, deps: AppDeps): void {
     const strict = strictOf(req.query.strict);
     const id = crypto.randomUUID();
     const file = path.resolve(deps.config.UPLOAD_DIR, String(access.project.id), `${id}.upload`);
-    const bytes = await streamToFile(req, file, deps.config.BATCH_IMPORT_MAX_BYTES);
+    const bytes = await bodyToFile(req, file, { maxBytes: deps.config.BATCH_IMPORT_MAX_BYTES });
     let records: number;
     try {
       if (bytes === 0) throw new ValidationError(400, 'the upload is empty');
       if (decl.declaredGzip && !fileIsGzipped(file)) throw new ValidationError(400, 'the body was declared gzip but is not gzip');
-      ({ records } = await inspectBatchFile(file, decl.type, decl.format, { maxBytes: deps.config.BATCH_IMPORT_MAX_BYTES }));
+      ({ records } = await inspectBatchFile(file, decl.type, decl.format, { maxBytes: deps.config.BATCH_IMPORT_MAX_BYTES, maxRecordBytes: deps.config.BATCH_IMPORT_MAX_RECORD_BYTES }));
       if (records === 0) throw new ValidationError(400, 'the file holds no records');
     } catch (err) {
       fs.rmSync(file, { force: true });
@@ -114,7 +122,7 @@ export function mountBatchImports(app: Express, deps: AppDeps): void {
       now: Date.now(),
     });
     try {
-      await deps.queues.enqueue('batch-import', { importId: id }, { jobId });
+      await deps.queues.enqueue('batch-import', { importId: id }, { jobId, label: batchImportLabel(access.project.id, id) });
     } catch (err) {
       // The run is in SQL; the reconciler enqueues it once Redis answers again.
       deps.log.warn({ reqId: res.locals.reqId, importId: id, err: errorMessage(err) }, 'batch import not enqueued yet');
@@ -128,14 +136,15 @@ export function mountBatchImports(app: Express, deps: AppDeps): void {
     const limit = raw === undefined ? 50 : Number(raw);
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new ValidationError(400, "query parameter 'limit' must be an integer from 1 to 200");
     const runs = await listBatchImports(deps.db, accessOf(res).project.id, limit);
-    res.json({ status: 'ok', results: runs.map(batchImportView) });
+    const parts = await partitionSummaries(deps.db, 'batch-import', runs.map((r) => r.id));
+    res.json({ status: 'ok', results: runs.map((r) => batchImportView(r, parts.get(r.id))) });
   });
 
   router.get('/:id', async (req: Request, res: Response) => {
     const id = String(req.params.id);
     const run = ID.test(id) ? await findBatchImport(deps.db, id) : undefined;
     if (!run || run.projectId !== accessOf(res).project.id) throw new NotFoundError(`batch import ${id} not found`);
-    res.json({ status: 'ok', results: batchImportView(run) });
+    res.json({ status: 'ok', results: batchImportView(run, (await partitionSummaries(deps.db, 'batch-import', [run.id])).get(run.id)) });
   });
 
   app.use('/api/app/projects/:pid/batch-imports', router);

@@ -1,5 +1,5 @@
 /**
- * The experiments API (CONTRACT §5) under /api/app/workspaces/{workspace_id}/experiments, and its
+ * The experiments API under /api/app/workspaces/{workspace_id}/experiments, and its
  * OpenAPI document at /api/app/openapi.json. Handlers only authenticate, parse and answer; the
  * operations are in src/experiments.
  */
@@ -25,7 +25,7 @@ import {
 import { ValidationError } from '../../lib/errors.js';
 import type { AppDeps } from '../deps.js';
 import { experimentScopeOf } from '../experiments-access.js';
-import { readJsonBody } from '../json-body.js';
+import { readJsonBody } from '../request-body.js';
 import { servedExperimentsOpenApi } from '../openapi/experiments.openapi.js';
 import { surface } from '../surface.js';
 

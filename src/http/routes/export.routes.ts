@@ -1,5 +1,5 @@
 /**
- * `GET /api/2.0/export` (CONTRACT §2.5): stored events as JSONL, streamed page by page in event
+ * `GET /api/2.0/export`: stored events as JSONL, streamed page by page in event
  * time order. Everything is validated before the first byte; after that a failure can only cut
  * the stream (the connection is destroyed, so a client never mistakes a partial file for a
  * whole one). See docs/read-back.md.
@@ -9,7 +9,7 @@ import { accessOf } from '../auth-middleware.js';
 import type { AppDeps } from '../deps.js';
 import { acceptsGzip, NdjsonWriter } from '../ndjson-stream.js';
 import { requireReadAccess, withRequestInErrors } from '../read-back-access.js';
-import { dateRange, integer, stringArray, whereParam, type Params } from '../read-back-params.js';
+import { dateRange, integer, stringArray, whereExpression, type Params } from '../read-back-params.js';
 import { surface } from '../surface.js';
 import { scanEvents } from '../../readback/event-scan.js';
 
@@ -25,7 +25,7 @@ export function mountExport(app: Express, deps: AppDeps): void {
     const params = req.query as Params;
     const range = dateRange(params);
     const events = stringArray(params, 'event');
-    const where = whereParam(params);
+    const where = whereExpression(params);
     const limit = integer(params, 'limit', { min: 1, max: EXPORT_MAX_LIMIT });
 
     const abort = new AbortController();
@@ -40,7 +40,7 @@ export function mountExport(app: Express, deps: AppDeps): void {
       onError: (err) => deps.log.warn({ err, reqId: res.locals.reqId }, 'export stream ended early'),
     });
 
-    for await (const page of scanEvents(deps.db, {
+    for await (const page of scanEvents(deps.db, deps.events, {
       projectId: project.id,
       fromMs: range.fromMs,
       toMs: range.toMs,
@@ -51,7 +51,12 @@ export function mountExport(app: Express, deps: AppDeps): void {
       signal: abort.signal,
     })) {
       let chunk = '';
-      for (const e of page) chunk += `${JSON.stringify(e.record)}\n`;
+      for (const e of page) {
+        // The export shows who did it: the resolved id (a linked device's user; docs/identity.md).
+        // `where` matched the distinct_id as stored, as every store and report filter does.
+        e.record.properties.distinct_id = e.resolvedId;
+        chunk += `${JSON.stringify(e.record)}\n`;
+      }
       await writer.write(chunk);
       if (writer.gone) return;
     }

@@ -1,5 +1,5 @@
 /**
- * `POST|GET /import?project_id=&strict=1` (CONTRACT §2.1): historical event import. Order:
+ * `POST|GET /import?project_id=&strict=1`: historical event import. Order:
  * credentials (401/403/400 residency) → payload (400/413/415) → rate limit (429) → the single
  * write path. The answer is sent after the transaction commits, so a 200 means stored.
  *
@@ -9,6 +9,7 @@
  * through the shared payload decoder.
  */
 import type { Express, Request, Response } from 'express';
+import type { Project } from '../../db/accounts.repo.js';
 import { dialect } from '../../db/knex.js';
 import { prepareEventBatch, type PrepareInput, type PreparedBatch } from '../../ingest/events-prepare.js';
 import { ingestEvents, storeEventRows } from '../../ingest/events.ingest.js';
@@ -18,7 +19,7 @@ import { bodyKindOf, isLegacyRequest, markLegacy, readIngestPayload } from '../i
 import { sendIngestAnswer } from '../ingest-response.js';
 import { ingestWorkerPool } from '../ingest-workers.js';
 import { rateLimiterOf } from '../rate-limit.js';
-import { contentEncodingOf, readRawBody } from '../raw-body.js';
+import { readSentBody } from '../request-body.js';
 import { surface } from '../surface.js';
 import { eventLimitsOf, flag } from './ingest-options.js';
 
@@ -29,22 +30,23 @@ export function mountImport(app: Express, deps: AppDeps): void {
   const pool = ingestWorkerPool(config.INGEST_WORKERS ?? (dialect(deps.db) === 'sqlite' ? 1 : 0));
   const payloadLimits = { maxBytes: config.IMPORT_MAX_BYTES, maxRecords: config.IMPORT_MAX_EVENTS };
 
-  const legacy = async (req: Request, res: Response, projectId: number, strict: boolean) => {
+  const legacy = async (req: Request, res: Response, project: Project, strict: boolean) => {
+    const projectId = project.id;
     const payload = await readIngestPayload(req, payloadLimits);
     limiter.consume(projectId, payload.records.length);
-    const result = await ingestEvents(deps.db, projectId, 'import', payload.records, { strict, limits });
+    const result = await ingestEvents(deps.events, projectId, 'import', payload.records, { strict, limits, idMerge: project.idMerge });
     sendIngestAnswer(res, { accepted: result.imported + result.deduplicated, rejected: result.rejected, strict, legacy: true, verbose: payload.verbose });
   };
 
-  const json = async (req: Request, res: Response, projectId: number, strict: boolean) => {
+  const json = async (req: Request, res: Response, project: Project, strict: boolean) => {
+    const projectId = project.id;
     const kind = bodyKindOf(req);
-    const gzip = contentEncodingOf(req) === 'gzip';
-    const body = await readRawBody(req, payloadLimits.maxBytes);
+    const { body, encoding } = await readSentBody(req, payloadLimits);
     const now = Date.now();
-    const input: PrepareInput = { body, gzip, ndjson: kind === 'ndjson', ...payloadLimits, validate: { strict, limits, now } };
+    const input: PrepareInput = { body, gzip: encoding === 'gzip', deflate: encoding === 'deflate', ndjson: kind === 'ndjson', ...payloadLimits, validate: { strict, limits, now, idMerge: project.idMerge } };
     const prepared: PreparedBatch = body.length >= config.INGEST_WORKER_MIN_BYTES ? await pool.prepare(input) : prepareEventBatch(input);
     limiter.consume(projectId, prepared.received);
-    const stored = await storeEventRows(deps.db, projectId, 'import', prepared.rows, now);
+    const stored = await storeEventRows(deps.events, projectId, 'import', prepared.rows, now);
     sendIngestAnswer(res, { accepted: stored.imported + stored.deduplicated, rejected: prepared.rejected, strict, legacy: false, verbose: false });
   };
 
@@ -52,8 +54,8 @@ export function mountImport(app: Express, deps: AppDeps): void {
     markLegacy(req, res);
     const { project } = await writeAccess(deps, req);
     const strict = flag(req.query.strict);
-    if (isLegacyRequest(req)) await legacy(req, res, project.id, strict);
-    else await json(req, res, project.id, strict);
+    if (isLegacyRequest(req)) await legacy(req, res, project, strict);
+    else await json(req, res, project, strict);
   };
 
   app.post('/import', surface('ingest'), handle);

@@ -8,7 +8,7 @@ export function flag(value: unknown): boolean {
   return v === '1' || v === 'true';
 }
 
-/** The per-event limits of CONTRACT §2.1, from config. */
+/** The per-request and per-event limits of event ingestion (events, bytes, properties, nesting), from config. */
 export function eventLimitsOf(config: Config): EventLimits {
   return {
     maxEventBytes: config.IMPORT_MAX_EVENT_BYTES,

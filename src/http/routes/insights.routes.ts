@@ -9,13 +9,13 @@
  */
 import express, { type Express, type Request, type Response } from 'express';
 import { TooManySegmentsError } from '../../domain/segmentation.js';
-import { bucketCount } from '../../domain/time-buckets.js';
+import { bucketCount, DAY_MS } from '../../domain/time-buckets.js';
 import { ValidationError } from '../../lib/errors.js';
 import { runInsights, type InsightsResult } from '../../readback/insights.js';
 import { accessOf } from '../auth-middleware.js';
 import type { AppDeps } from '../deps.js';
 import { requireReadAccess, withRequestInErrors } from '../read-back-access.js';
-import { dateRange, integer, onParam, stringArray, typeParam, unitParam, whereParam, type Params } from '../read-back-params.js';
+import { dateRange, integer, onExpression, stringArray, typeParam, unitParam, whereExpression, type Params } from '../read-back-params.js';
 import { surface } from '../surface.js';
 
 /** Buckets a report may span (e.g. about 7 days by minute, 416 days by hour). */
@@ -25,19 +25,23 @@ async function compute(deps: AppDeps, req: Request, res: Response) {
   const { project } = accessOf(res);
   const params = req.query as Params;
   const range = dateRange(params);
+  const days = Math.round((range.toMs - range.fromMs) / DAY_MS);
+  if (days > deps.config.QUERY_MAX_RANGE_DAYS) {
+    throw new ValidationError(400, `the range from_date..to_date spans ${days} days; at most ${deps.config.QUERY_MAX_RANGE_DAYS} are allowed (QUERY_MAX_RANGE_DAYS)`);
+  }
   const unit = unitParam(params);
   if (bucketCount(range, unit) > MAX_BUCKETS) {
     throw new ValidationError(400, `the range spans more than ${MAX_BUCKETS} ${unit} buckets; use a larger unit or a shorter range`);
   }
-  typeParam(params);
+  const type = typeParam(params);
   const events = stringArray(params, 'event', { allowBareName: true });
-  const where = whereParam(params);
-  const on = onParam(params);
+  const where = whereExpression(params);
+  const on = onExpression(params);
   const limit = integer(params, 'limit', { min: 1, max: 10_000, default: 60 })!;
   const abort = new AbortController();
   res.once('close', () => abort.abort());
   try {
-    const result = await runInsights(deps.db, { projectId: project.id, range, unit, events, where, on, limit, signal: abort.signal });
+    const result = await runInsights(deps.db, deps.events, { projectId: project.id, range, unit, type, events, where, on, limit, signal: abort.signal });
     return { range, unit, result };
   } catch (err) {
     if (err instanceof TooManySegmentsError) throw new ValidationError(400, err.message);

@@ -27,7 +27,7 @@ import { ValidationError, NotFoundError } from '../../lib/errors.js';
 import { accessOf, requireProject } from '../auth-middleware.js';
 import type { AppDeps } from '../deps.js';
 import { assertResidency } from '../ingest-auth.js';
-import { readJsonBody } from '../json-body.js';
+import { readJsonBody } from '../request-body.js';
 import { surface } from '../surface.js';
 import { lookupTableIdOf } from './lookup-tables.routes.js';
 

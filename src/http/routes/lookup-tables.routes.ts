@@ -1,5 +1,5 @@
 /**
- * Mixpanel's lookup-table ingestion API (CONTRACT §2.4), ingestion surface (`{code,error,status}`):
+ * Mixpanel's lookup-table ingestion API, ingestion surface (`{code,error,status}`):
  *
  * - `GET /lookup-tables?project_id=` → `{code:200,status:"OK",results:[{id,name}]}` (any role);
  * - `PUT /lookup-tables/{id}?project_id=` with `text/csv` (gzip optional) replaces the table's

@@ -1,7 +1,7 @@
 /**
- * The migration service (CONTRACT §4, docs/migration.md):
+ * The migration service (docs/migration.md):
  *
- * - `POST /migrate/<tool>` (tool: amplitude) — body per seed §4.4 with the project token as
+ * - `POST /migrate/<tool>` (tool: amplitude) — body `{SOURCE_TOOL_API_KEY, SOURCE_TOOL_API_SECRET, SERVICE_TOKEN, START_DATE?, END_DATE?, DRY_RUN?, REGION?}` with the project token as
  *   SERVICE_TOKEN → 202 `{"status":"ok","results":{migration_id,status,start_date,end_date,dry_run}}`.
  * - `GET /migrate/migrations/{id}` — Basic auth with the project token as username → progress.
  *
@@ -9,16 +9,19 @@
  */
 import type { Express, Request } from 'express';
 import { parseBasicAuth } from '../../accounts/authenticator.js';
-import { findProjectByToken } from '../../db/accounts.repo.js';
+import { findProjectByToken, type Project } from '../../db/accounts.repo.js';
+import type { Role } from '../../domain/roles.js';
+import { accessTo, principalOf } from '../auth-middleware.js';
 import { findMigration } from '../../db/migration-runs.repo.js';
 import { ValidationError } from '../../lib/errors.js';
 import { createMigration, sourceToolOf } from '../../migration/migration-create.service.js';
 import { migrationView } from '../../migration/migration-view.js';
 import type { AppDeps } from '../deps.js';
-import { readJsonBody } from '../json-body.js';
+import { readJsonBody } from '../request-body.js';
 import { surface } from '../surface.js';
 
 const MAX_BODY_BYTES = 64 * 1024;
+const MIGRATORS: readonly Role[] = ['owner', 'admin'];
 
 /** Migration ids are UUIDs; anything else cannot name one. */
 export function migrationIdOf(value: unknown): string {
@@ -36,9 +39,18 @@ async function tokenProject(deps: AppDeps, req: Request) {
 export function mountMigrate(app: Express, deps: AppDeps): void {
   app.post('/migrate/:tool', surface('app'), async (req, res) => {
     const tool = sourceToolOf(String(req.params.tool).toLowerCase());
+    // MIGRATION_REQUIRE_AUTH: credentials first (no work for strangers), the project check once
+    // SERVICE_TOKEN names it: the project secret, or an owner/admin service account.
+    const principal = deps.config.MIGRATION_REQUIRE_AUTH ? await principalOf(req, deps.auth) : undefined;
+    const authorize = principal
+      ? async (project: Project) => {
+          const access = await accessTo(deps.db, principal, project.id);
+          if (!MIGRATORS.includes(access.role)) throw new ValidationError(403, `role '${access.role}' may not start migrations; needs owner or admin`);
+        }
+      : undefined;
     const body = await readJsonBody(req, MAX_BODY_BYTES);
     if (body === undefined) throw new ValidationError(400, 'the request body must be a JSON object with SOURCE_TOOL_API_KEY, SOURCE_TOOL_API_SECRET and SERVICE_TOKEN');
-    const { migration } = await createMigration(deps, tool, body);
+    const { migration } = await createMigration({ ...deps, authorize }, tool, body);
     res.status(202).json({
       status: 'ok',
       results: {

@@ -8,7 +8,7 @@
  */
 import type { Express } from 'express';
 import { findMigration, listMigrations } from '../../db/migration-runs.repo.js';
-import { monthOf, usageForMonth } from '../../db/usage.repo.js';
+import { monthOf } from '../../domain/time-buckets.js';
 import { ValidationError } from '../../lib/errors.js';
 import { migrationView } from '../../migration/migration-view.js';
 import { accessOf, requireProject } from '../auth-middleware.js';
@@ -50,7 +50,7 @@ export function mountMigrationsApp(app: Express, deps: AppDeps): void {
   app.get('/api/app/projects/:pid/usage', surface('app'), access, async (req, res) => {
     const { project } = accessOf(res);
     const month = monthParam(req.query.month, Date.now());
-    const sources = await usageForMonth(deps.db, project.id, month);
+    const sources = await deps.events.usageForMonth(project.id, month);
     const total = Object.values(sources).reduce((s, n) => s + n, 0);
     res.json({ status: 'ok', results: { project_id: project.id, month, events: total, sources } });
   });

@@ -5,7 +5,7 @@
  * Parameters come from the query string or a form-encoded body (Mixpanel clients POST a form).
  */
 import crypto from 'node:crypto';
-import express, { type Express, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { setOwn } from '../../domain/export-record.js';
 import { ValidationError } from '../../lib/errors.js';
 import { queryProfiles } from '../../readback/profile-query.js';
@@ -13,12 +13,28 @@ import { accessOf } from '../auth-middleware.js';
 import type { AppDeps } from '../deps.js';
 import { requireReadAccess, withRequestInErrors } from '../read-back-access.js';
 import { integer, single, stringArray, whereParam, type Params } from '../read-back-params.js';
+import { readBody } from '../request-body.js';
 import { surface } from '../surface.js';
 
 export const ENGAGE_MAX_PAGE_SIZE = 1000;
 
 /** Mixpanel parameters we cannot honour: refused rather than silently ignored. */
 const UNSUPPORTED = ['behaviors', 'filter_by_cohort', 'as_of_timestamp'];
+
+const FORM_MAX_BYTES = 1024 * 1024;
+
+/** A form-encoded POST's fields as `req.body` (read by the one body reader; other bodies are not read). */
+async function formFields(req: Request, _res: Response, next: NextFunction): Promise<void> {
+  if (req.method === 'POST' && /^application\/x-www-form-urlencoded\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
+    const fields = Object.create(null) as Record<string, string | string[]>;
+    for (const [k, v] of new URLSearchParams((await readBody(req, { maxBytes: FORM_MAX_BYTES })).toString('utf8'))) {
+      const prev = fields[k];
+      fields[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+    }
+    req.body = fields;
+  }
+  next();
+}
 
 function paramsOf(req: Request): Params {
   const body = typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Params) : {};
@@ -28,7 +44,7 @@ function paramsOf(req: Request): Params {
 export function mountProfilesQuery(app: Express, deps: AppDeps): void {
   const router = express.Router();
   router.use(surface('ingest'));
-  router.use(express.urlencoded({ extended: false, limit: '1mb' }));
+  router.use(formFields);
 
   const handle = async (req: Request, res: Response) => {
     const { project } = accessOf(res);

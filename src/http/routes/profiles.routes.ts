@@ -1,5 +1,5 @@
 /**
- * `GET|POST /engage` (user profiles) and `GET|POST /groups` (group profiles), CONTRACT §2.3.
+ * `GET|POST /engage` (user profiles) and `GET|POST /groups` (group profiles).
  * Bodies in every form readIngestPayload knows (JSON array, NDJSON, gzip, form `data=`, GET
  * `?data=`); always answered in the legacy shape: `1`/`0`, or `{status,error}` with verbose=1.
  *

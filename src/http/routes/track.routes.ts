@@ -1,8 +1,8 @@
 /**
- * `GET|POST /track` (CONTRACT §2.2): client-side tracking, authenticated by the project token in
+ * `GET|POST /track`: client-side tracking, authenticated by the project token in
  * the records (or Basic credentials). Same record shape and write path as /import; events older
  * than 5 days or more than an hour in the future are refused per record. Always answered in the
- * legacy shape: `1`/`0`, or `{status,error}` with verbose=1.
+ * legacy shape: `1`/`0`, or `{status,error}` with verbose=1. CORS: client-cors.ts.
  */
 import type { Express, Request, Response } from 'express';
 import { withTrackDefaults } from '../../domain/track-defaults.js';
@@ -28,7 +28,7 @@ export function mountTrack(app: Express, deps: AppDeps): void {
     limiter.consume(project.id, payload.records.length);
     const now = Date.now();
     const records = payload.records.map((r) => withTrackDefaults(r, now));
-    const result = await ingestEvents(deps.db, project.id, 'track', records, { strict: true, maxAgeMs: TRACK_MAX_AGE_MS, limits, now });
+    const result = await ingestEvents(deps.events, project.id, 'track', records, { strict: true, maxAgeMs: TRACK_MAX_AGE_MS, limits, now, idMerge: project.idMerge });
     sendIngestAnswer(res, {
       accepted: result.imported + result.deduplicated,
       rejected: result.rejected,
@@ -38,17 +38,6 @@ export function mountTrack(app: Express, deps: AppDeps): void {
     });
   };
 
-  // Browser SDKs call /track cross-origin; the answer carries no secrets, so any origin may read it.
-  const cors = (_req: Request, res: Response, next: () => void) => {
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    next();
-  };
-  app.options('/track', cors, (_req, res) => {
-    res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
-    res.setHeader('Access-Control-Allow-Headers', 'Content-Type, Content-Encoding, Authorization');
-    res.setHeader('Access-Control-Max-Age', '86400');
-    res.status(204).end();
-  });
-  app.post('/track', surface('legacy'), cors, handle);
-  app.get('/track', surface('legacy'), cors, handle);
+  app.post('/track', surface('legacy'), handle);
+  app.get('/track', surface('legacy'), handle);
 }

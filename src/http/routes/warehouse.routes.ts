@@ -1,5 +1,5 @@
 /**
- * Warehouse connector API (CONTRACT §3) under /api/app/projects/{pid}/warehouse-sources:
+ * Warehouse connector API under /api/app/projects/{pid}/warehouse-sources:
  * sources, imports, manual-sync and history. Writes need owner or admin; reads any role.
  * App-surface errors: `{status:"error", error}` (plus `type` for 4xx other than 401/403).
  */
@@ -17,8 +17,9 @@ import {
   removeImport,
 } from '../../warehouse/imports.service.js';
 import { createSource, getSource, listProjectSources, parseId, publicSource, removeSource } from '../../warehouse/sources.service.js';
+import { testSource } from '../../warehouse/source-test.service.js';
 import { accessOf, requireProject } from '../auth-middleware.js';
-import { readBody } from '../body.js';
+import { readBody } from '../request-body.js';
 import type { AppDeps } from '../deps.js';
 import { surface } from '../surface.js';
 
@@ -85,7 +86,7 @@ export function mountWarehouse(app: Express, deps: AppDeps): void {
   r.put('/imports/:importId/manual-sync', write, async (req, res) => {
     const id = parseId(req.params.importId, 'warehouse import');
     req.resume(); // no body is expected; drain whatever was sent
-    const run = await manualSync(deps, projectId(res), id);
+    const run = await manualSync(deps, projectId(res), id, deps.config.MANUAL_SYNC_PER_HOUR);
     ok(res, { run_id: run.id, job_id: run.jobId, status: run.status });
   });
   r.get('/imports/:importId/history', read, async (req, res) => {
@@ -94,6 +95,11 @@ export function mountWarehouse(app: Express, deps: AppDeps): void {
     ok(res, { runs: await importHistory(deps.db, projectId(res), id, limit) });
   });
 
+  r.post('/:sourceId/test', write, async (req, res) => {
+    const id = parseId(req.params.sourceId, 'warehouse source');
+    req.resume(); // no body is expected; drain whatever was sent
+    ok(res, await testSource(deps, projectId(res), id));
+  });
   r.get('/:sourceId', read, async (req, res) => {
     ok(res, publicSource(await getSource(deps.db, projectId(res), parseId(req.params.sourceId, 'warehouse source'))));
   });

@@ -1,0 +1,190 @@
+/**
+ * The ClickHouse bench's measurements (run in their own process by bench/isolated.ts):
+ * - ingestion: the floor — bare @clickhouse/client inserts of already-built rows, 2000 per
+ *   insert — and POST /import into a service whose EVENT_STORE_URL is ClickHouse;
+ * - reports over a big generated data set (10M events at scale 1) on any store: load it, then
+ *   time counts by day, a segmentation by a property and unique users, each as one store.report().
+ */
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
+import { parseExpression } from '../src/domain/where-expression.js';
+import { ClickHouseEventStore } from '../src/store/clickhouse/clickhouse-event.store.js';
+import { dropEventStore, migrateEventStore } from '../src/store/clickhouse/clickhouse-migrate.js';
+import { eventRow } from '../src/store/clickhouse/clickhouse-rows.js';
+import { parseClickHouseUrl, withDatabase } from '../src/store/clickhouse/clickhouse-url.js';
+import { emptyEventRows, type EventRows } from '../src/store/event-rows.js';
+import type { EventStore, ReportQuery } from '../src/store/event-store.js';
+import { benchEventStore, openBenchStore } from './bench-store.js';
+import { generateEvents } from './ingest-data.js';
+
+export const BATCH = 2000;
+const DAY = 86_400_000;
+
+/** Generated bench events (bench/ingest-data.ts) as store rows; `seed` makes chunks distinct. */
+export function benchRows(n: number, seed: number): EventRows {
+  const rows = emptyEventRows();
+  for (const e of generateEvents(n, seed)) {
+    const { time, distinct_id, $insert_id, ...rest } = e.properties;
+    rows.event.push(e.event);
+    rows.distinctId.push(distinct_id as string);
+    rows.time.push((time as number) * 1000);
+    rows.insertId.push($insert_id as string);
+    rows.properties.push(JSON.stringify(rest));
+    rows.deviceId.push(null);
+  }
+  return rows;
+}
+
+function slice(rows: EventRows, from: number, to: number): EventRows {
+  return {
+    event: rows.event.slice(from, to),
+    distinctId: rows.distinctId.slice(from, to),
+    time: rows.time.slice(from, to),
+    insertId: rows.insertId.slice(from, to),
+    properties: rows.properties.slice(from, to),
+    deviceId: rows.deviceId.slice(from, to),
+    links: [],
+  };
+}
+
+export interface FloorArgs {
+  clickhouseUrl: string;
+  n: number;
+}
+
+export interface RateResult {
+  events: number;
+  seconds: number;
+  stored: number;
+}
+
+/** A fresh database for one measurement; dropped by the returned function. */
+async function scratchClickHouse(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const scoped = withDatabase(url, `bench_${crypto.randomBytes(5).toString('hex')}`);
+  await migrateEventStore({ EVENT_STORE_URL: scoped });
+  return { url: scoped, drop: () => dropEventStore({ EVENT_STORE_URL: scoped }) };
+}
+
+/** The floor: built rows (typed property arrays included) inserted by the bare client, 2000 per insert. */
+export async function floor(args: FloorArgs): Promise<RateResult> {
+  const scratch = await scratchClickHouse(args.clickhouseUrl);
+  const target = parseClickHouseUrl(scratch.url);
+  const client = createClient({ url: target.url, username: target.username, password: target.password, database: target.database });
+  try {
+    const rows = benchRows(args.n, 42);
+    const now = Date.now();
+    const built: Record<string, unknown>[] = [];
+    for (let i = 0; i < args.n; i++) built.push(eventRow(rows, i, { projectId: 1, source: 'import', now, ver: 1, isNew: true }));
+    const t0 = performance.now();
+    for (let i = 0; i < built.length; i += BATCH) await client.insert({ table: 'events', values: built.slice(i, i + BATCH), format: 'JSONEachRow' });
+    const seconds = (performance.now() - t0) / 1000;
+    const rs = await client.query({ query: 'SELECT count() AS n FROM events FINAL', format: 'JSONEachRow' });
+    const [{ n }] = (await rs.json()) as [{ n: string }];
+    return { events: args.n, seconds, stored: Number(n) };
+  } finally {
+    await client.close();
+    await scratch.drop();
+  }
+}
+
+export type ReportStoreKind = 'sqlite' | 'postgres' | 'clickhouse';
+
+export interface ReportArgs {
+  kind: ReportStoreKind;
+  n: number;
+  /** sqlite: a file path; postgres: server URL; clickhouse: server URL (clickhouse://…/). */
+  target: string;
+}
+
+export interface ReportResult {
+  loadSeconds: number;
+  /** ms per report, by report name. */
+  reports: Record<string, number>;
+  count: number;
+}
+
+interface OpenStore {
+  store: EventStore;
+  projectId: number;
+  /** ClickHouse only: where the bulk load inserts. */
+  clickhouseUrl?: string;
+  close: () => Promise<void>;
+}
+
+async function openReportStore(args: ReportArgs): Promise<OpenStore> {
+  if (args.kind === 'clickhouse') {
+    const scratch = await scratchClickHouse(args.target);
+    const store = new ClickHouseEventStore({ EVENT_STORE_URL: scratch.url });
+    return {
+      store,
+      projectId: 1,
+      clickhouseUrl: scratch.url,
+      close: async () => {
+        await store.close();
+        await scratch.drop();
+      },
+    };
+  }
+  const o = await openBenchStore(args.kind, args.kind === 'sqlite' ? path.resolve(args.target) : args.target);
+  const store = benchEventStore(o.db);
+  return {
+    store,
+    projectId: o.projectId,
+    close: async () => {
+      await store.close();
+      await o.close();
+    },
+  };
+}
+
+/** Loads `n` events in chunks (bulk for ClickHouse: the report, not the write path, is measured). */
+async function load(o: OpenStore, args: ReportArgs): Promise<void> {
+  const CHUNK = 100_000;
+  const now = Date.now();
+  let bulk: ReturnType<typeof createClient> | undefined;
+  if (o.clickhouseUrl) {
+    const t = parseClickHouseUrl(o.clickhouseUrl);
+    bulk = createClient({ url: t.url, username: t.username, password: t.password, database: t.database, request_timeout: 600_000, log: { level: ClickHouseLogLevel.OFF } });
+  }
+  for (let done = 0, seed = 1; done < args.n; done += CHUNK, seed++) {
+    const rows = benchRows(Math.min(CHUNK, args.n - done), seed);
+    if (bulk) {
+      const values = rows.event.map((_, i) => eventRow(rows, i, { projectId: o.projectId, source: 'import', now, ver: 1, isNew: true }));
+      await bulk.insert({ table: 'events', values, format: 'JSONEachRow' });
+    } else {
+      for (let i = 0; i < rows.event.length; i += BATCH) await o.store.writeBatch({ projectId: o.projectId, source: 'import', rows: slice(rows, i, i + BATCH), now });
+    }
+  }
+  await bulk?.close();
+}
+
+type Range = { projectId: number; fromMs: number; toMs: number };
+
+export const REPORTS: Record<string, (range: Range) => ReportQuery> = {
+  'counts by day': (r) => ({ ...r, unit: 'day', type: 'general' }),
+  'segmentation by mp_country_code': (r) => ({ ...r, unit: 'day', type: 'general', on: parseExpression('properties["mp_country_code"]') }),
+  'unique users by day': (r) => ({ ...r, unit: 'day', type: 'unique' }),
+};
+
+export async function reports(args: ReportArgs): Promise<ReportResult> {
+  const o = await openReportStore(args);
+  try {
+    const t0 = performance.now();
+    await load(o, args);
+    const loadSeconds = (performance.now() - t0) / 1000;
+    const count = await o.store.count(o.projectId);
+    const today = Math.floor(Date.now() / DAY) * DAY;
+    const range = { projectId: o.projectId, fromMs: today - 31 * DAY, toMs: today + DAY };
+    const out: Record<string, number> = {};
+    for (const [name, query] of Object.entries(REPORTS)) {
+      await o.store.report(query(range)); // warm caches once: the second run is the measurement
+      const s = performance.now();
+      await o.store.report(query(range));
+      out[name] = performance.now() - s;
+    }
+    return { loadSeconds, reports: out, count };
+  } finally {
+    await o.close();
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * Read one range of a sync and commit it batch by batch — what an unpartitioned run and each
+ * partition of a large run do alike; they differ only in the recorder (run row, or partition
+ * row plus the run's counts) the batches commit with.
+ */
+import { WarehouseReadAborted, type ReadSpec, type Row, type WarehouseConnector } from '../connectors/warehouse.js';
+import type { SyncRun } from '../src/db/sync-runs.repo.js';
+import type { WarehouseImport, WarehouseSource } from '../src/db/warehouse.repo.js';
+import type { ImportDefinition } from '../src/domain/warehouse-import.js';
+import { compileProfileMapper, type EventMapping } from '../src/domain/warehouse-mapping.js';
+import { readEventBatches, type EventReadPlan } from '../src/warehouse/event-reader.js';
+import { readEventBatchesInThread } from '../src/warehouse/event-reader-thread.js';
+import { tableLabel } from '../src/warehouse/read-spec.js';
+import { openSourceConfig } from '../src/warehouse/sources.service.js';
+import { commitBatch, commitEventBatch, type BatchRecorder, type BatchWriter } from '../src/warehouse/sync-batch.js';
+import type { SyncState } from '../src/warehouse/sync-state.js';
+import type { JobContext } from './types.js';
+
+/** The run (or partition) is no longer this attempt's: cancelled, failed elsewhere or taken over. */
+export class Superseded extends Error {}
+
+export interface RangeRead {
+  run: SyncRun;
+  imp: WarehouseImport;
+  source: WarehouseSource;
+  connector: WarehouseConnector;
+  /** The rows to read, with `offset` = the checkpoint to resume after. */
+  spec: ReadSpec;
+  state: SyncState;
+  record: BatchRecorder;
+  /** After each committed batch (progress, log lines). */
+  afterCommit: () => Promise<void>;
+}
+
+/** Reads and commits `spec` to the end ('done') or until the signal aborts ('interrupted'). */
+export async function readAndCommit(r: RangeRead, ctx: JobContext): Promise<'done' | 'interrupted'> {
+  const def = r.imp.definition;
+  const insertTimeColumn = def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined;
+  const batchSize = ctx.config.WAREHOUSE_BATCH_SIZE;
+  const cctx = { log: ctx.log, signal: ctx.signal };
+
+  if (def.import_type === 'events') {
+    const plan: EventReadPlan = { spec: r.spec, mapping: eventMapping(def), stamp: eventStamp(r.run, r.imp, r.source), batchSize, insertTimeColumn };
+    const batches = useReaderThread(ctx, r.state)
+      ? readEventBatchesInThread({ type: r.source.type, config: openSourceConfig(ctx.secrets, r.source), settings: ctx.config, plan }, ctx.signal)
+      : readEventBatches(r.connector, plan, cctx);
+    try {
+      for await (const batch of batches) {
+        if (!(await commitEventBatch({ db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId }, r.state, batch))) throw new Superseded();
+        await r.afterCommit();
+        if (ctx.signal.aborted) return 'interrupted';
+      }
+    } catch (err) {
+      if (err instanceof WarehouseReadAborted) return 'interrupted';
+      throw err;
+    }
+    return 'done';
+  }
+
+  const bc = { db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId, writer: profileWriter(def), insertTimeColumn };
+  let batch: Row[] = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const rows = batch;
+    batch = [];
+    if (!(await commitBatch(bc, r.state, rows))) throw new Superseded();
+    await r.afterCommit();
+  };
+  try {
+    for await (const row of r.connector.stream(r.spec, cctx)) {
+      batch.push(row);
+      if (batch.length >= batchSize) {
+        await flush();
+        if (ctx.signal.aborted) return 'interrupted';
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof WarehouseReadAborted)) throw err;
+    await flush(); // keep what was read before the abort
+    return 'interrupted';
+  }
+  await flush();
+  return 'done';
+}
+
+function eventMapping(def: ImportDefinition): EventMapping {
+  return {
+    eventName: def.event_name,
+    eventColumn: def.event_column_name,
+    timeColumn: def.time_column_name!,
+    insertIdColumn: def.insert_id_column_name,
+    userColumn: def.user_column_name,
+    distinctIdColumn: def.distinct_id_column_name,
+    deviceColumn: def.device_column_name,
+    jsonColumns: def.json_properties_column_name,
+  };
+}
+
+/** The properties stamped on every event a sync loads ($warehouse_import_id, …, $import, $source). */
+function eventStamp(run: SyncRun, imp: WarehouseImport, source: WarehouseSource): Record<string, unknown> {
+  return {
+    $warehouse_import_id: String(imp.id),
+    $warehouse_import_job_id: run.jobId,
+    $warehouse_import_run_id: run.id,
+    $import: true,
+    $source: 'warehouse-import',
+    $warehouse_type: source.type,
+    $warehouse_table: tableLabel(imp.definition),
+  };
+}
+
+function profileWriter(def: ImportDefinition): BatchWriter {
+  const kind = def.import_type as 'people' | 'groups';
+  return {
+    kind,
+    map: compileProfileMapper({
+      idColumn: kind === 'people' ? def.user_column_name! : def.group_id_column!,
+      groupKey: kind === 'groups' ? def.group_key : undefined,
+      timeColumn: def.time_column_name!,
+      jsonColumns: def.json_properties_column_name,
+    }),
+  };
+}
+
+/** A reader thread pays off once the read is big enough to amortise starting it. */
+const READER_THREAD_MIN_ROWS = 20_000;
+
+function useReaderThread(ctx: JobContext, state: SyncState): boolean {
+  const mode = ctx.config.WAREHOUSE_READER_THREAD;
+  if (mode !== 'auto') return mode === 'on';
+  return state.rowsTotal === null || state.rowsTotal - state.offset >= READER_THREAD_MIN_ROWS;
+}

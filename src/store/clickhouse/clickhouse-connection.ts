@@ -1,0 +1,117 @@
+/**
+ * One @clickhouse/client per store, configured for the subset ClickHouse 18.16 speaks over HTTP
+ * (see docs/scaling.md "ClickHouse 18.16"): plain JSONEachRow in and out, no query parameters
+ * (literals come from clickhouse-sql.ts), no async inserts. Every call goes through `run()`,
+ * which turns "the server is not there / not able right now" into StoreUnavailableError (HTTP
+ * 503, retryable job) and lets real query errors through as they are.
+ */
+import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { StoreUnavailableError } from '../../lib/errors.js';
+import type { ClickHouseTarget } from './clickhouse-url.js';
+
+/**
+ * ClickHouse error codes that mean "not now" rather than "wrong query": network and socket
+ * errors, timeouts, overload, a shard of a cluster unreachable, read-only replicas.
+ */
+const UNAVAILABLE_CODES = new Set([
+  '3', // UNEXPECTED_END_OF_FILE
+  '159', // TIMEOUT_EXCEEDED
+  '164', // READONLY
+  '202', // TOO_MANY_SIMULTANEOUS_QUERIES
+  '209', // SOCKET_TIMEOUT
+  '210', // NETWORK_ERROR
+  '241', // MEMORY_LIMIT_EXCEEDED
+  '242', // TABLE_IS_READ_ONLY
+  '252', // TOO_MANY_PARTS
+  '279', // ALL_CONNECTION_TRIES_FAILED (a shard is down)
+  '394', // QUERY_WAS_CANCELLED
+  '1000', // POCO_EXCEPTION (18.16: connection refused to a remote shard)
+]);
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
+
+export function isUnavailable(err: unknown): boolean {
+  if (err instanceof ClickHouseError) return UNAVAILABLE_CODES.has(err.code);
+  const e = err as { code?: unknown; message?: unknown };
+  if (typeof e?.code === 'string' && NETWORK_CODES.has(e.code)) return true;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return /socket hang up|Timeout error|other side closed|ECONNRESET/i.test(message);
+}
+
+export interface ClickHouseConnectionOptions {
+  /** Cluster mode: inserts into the Distributed table wait until every shard has the rows. */
+  distributedSync?: boolean;
+  requestTimeoutMs?: number;
+}
+
+export class ClickHouseConnection {
+  readonly client: ClickHouseClient;
+
+  constructor(
+    readonly target: ClickHouseTarget,
+    options: ClickHouseConnectionOptions = {},
+  ) {
+    const settings: ClickHouseSettings = {
+      // 64-bit integers as JSON numbers: our Int64/UInt64 values (ms times, counts) are < 2^53.
+      output_format_json_quote_64bit_integers: 0,
+    };
+    // Without it a Distributed insert is queued on the local disk and sent later: a 200 would
+    // not mean the shard has the rows, and a read right after would miss them.
+    if (options.distributedSync) settings.insert_distributed_sync = 1;
+    this.client = createClient({
+      url: target.url,
+      username: target.username,
+      password: target.password,
+      database: target.database,
+      request_timeout: options.requestTimeoutMs ?? 60_000,
+      clickhouse_settings: settings,
+      // Errors reach our logger through the store; the client's own console logger would
+      // print every refused connection during an outage.
+      log: { level: ClickHouseLogLevel.OFF },
+      // 18.16's keep_alive_timeout is 3 s: reuse idle sockets for less than that (the default).
+      keep_alive: { enabled: true, idle_socket_ttl: 2500 },
+    });
+  }
+
+  /** Runs one call; outages become StoreUnavailableError. */
+  async run<T>(what: string, f: (client: ClickHouseClient) => Promise<T>): Promise<T> {
+    try {
+      return await f(this.client);
+    } catch (err) {
+      if (isUnavailable(err)) throw new StoreUnavailableError(`ClickHouse unavailable during ${what}`, { cause: err });
+      throw err;
+    }
+  }
+
+  /** DDL and other statements without a result. */
+  async command(sql: string): Promise<void> {
+    await this.run('command', (c) => c.command({ query: sql }));
+  }
+
+  /** A query's rows as objects (JSONEachRow). */
+  async rows<T = Record<string, unknown>>(sql: string, settings?: ClickHouseSettings): Promise<T[]> {
+    return this.run('query', async (c) => {
+      const rs = await c.query({ query: sql, format: 'JSONEachRow', clickhouse_settings: settings });
+      return (await rs.json()) as T[];
+    });
+  }
+
+  /**
+   * One INSERT of all `values` (JSONEachRow): one HTTP request, one part per shard. It resolves
+   * only once the server has written the rows (no async inserts), so a caller's 200 is durable.
+   */
+  async insert(table: string, values: readonly Record<string, unknown>[]): Promise<void> {
+    if (values.length === 0) return;
+    await this.run('insert', (c) => c.insert({ table, values: values as Record<string, unknown>[], format: 'JSONEachRow' }));
+  }
+
+  /** The server's version, e.g. `18.16.1`. */
+  async version(): Promise<string> {
+    const [row] = await this.rows<{ v: string }>('SELECT version() AS v');
+    return row?.v ?? 'unknown';
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

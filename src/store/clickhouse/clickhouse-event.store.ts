@@ -1,0 +1,319 @@
+/**
+ * The event store on ClickHouse (one server, or a cluster through Distributed tables). How it
+ * keeps the EventStore promises without transactions (docs/scaling.md has the long form):
+ *
+ * - Exactly once: every read collapses versions (FINAL / argMax), so duplicates on disk never
+ *   show. A write looks up which keys of the batch are already live and inserts only the others,
+ *   under a per-project lock so that concurrent writers in this process cannot both count a key
+ *   as new. The count of new events is therefore exact within a process; across web processes
+ *   two simultaneous writers of the same key may both count it (stored data stays exact).
+ * - Durable on 200: one synchronous INSERT per batch (no async inserts; on a cluster
+ *   insert_distributed_sync waits for every shard). Usage is counted by that same INSERT (a
+ *   materialized view over rows flagged is_new).
+ * - Update and delete by key write newer versions (a replacement row, or a delete marker) in one
+ *   INSERT; nothing is mutated in place.
+ */
+import type {
+  EventBatch,
+  EventNameCount,
+  EventStore,
+  Identity,
+  IdentityLink,
+  MirrorResult,
+  ReportCell,
+  ReportQuery,
+  ScanQuery,
+  StoredEvent,
+} from '../event-store.js';
+import { deviceOfDistinctId } from '../../domain/identity.js';
+import { GroupCommit } from '../../lib/group-commit.js';
+import { KeyedMutex } from '../../lib/keyed-mutex.js';
+import { ClickHouseConnection } from './clickhouse-connection.js';
+import { migrateEventStore } from './clickhouse-migrate.js';
+import { linksSql, pageBoundSql, reportSql, scanPageSql, timeSpanSql, type ScanCursor } from './clickhouse-reads.js';
+import { deleteMarker, eventRow, keyOfRow, keyString, VersionClock, type EventKey } from './clickhouse-rows.js';
+import { int, list, str } from './clickhouse-sql.js';
+import { parseClickHouseUrl } from './clickhouse-url.js';
+
+export interface ClickHouseStoreConfig {
+  EVENT_STORE_URL: string;
+  EVENT_STORE_CLUSTER?: string;
+  EVENT_STORE_SHARD_URLS?: string;
+}
+
+interface KeyRow {
+  event: string;
+  distinct_id: string;
+  time: number;
+  insert_id: string;
+}
+
+/** Most events one grouped INSERT carries (a single larger batch still goes alone). */
+const GROUP_MAX_EVENTS = 20_000;
+
+/** A scan's first window; then about twice the span the last page needed. */
+const INITIAL_SCAN_SPAN_MS = 3_600_000;
+
+/** Insert ids per lookup query: keeps the statement well under the server's max_query_size. */
+const LOOKUP_CHUNK = 2000;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export class ClickHouseEventStore implements EventStore {
+  readonly kind = 'clickhouse';
+  private readonly conn: ClickHouseConnection;
+  private readonly locks = new KeyedMutex();
+  private readonly clock = new VersionClock();
+  private readonly writes = new GroupCommit<EventBatch, number>(
+    (_project, batches) => this.commitGroup(batches),
+    (b) => Math.max(1, b.rows.event.length),
+    GROUP_MAX_EVENTS,
+  );
+
+  constructor(private readonly config: ClickHouseStoreConfig) {
+    this.conn = new ClickHouseConnection(parseClickHouseUrl(config.EVENT_STORE_URL), { distributedSync: Boolean(config.EVENT_STORE_CLUSTER) });
+  }
+
+  async migrate(): Promise<void> {
+    await migrateEventStore(this.config);
+  }
+
+  /**
+   * The live keys of the project among those with these insert ids — and, when given, these
+   * event times: the dedupe lookup of a write knows them, and `time` is second in the sort key,
+   * so the primary index narrows the read to those times instead of the whole project.
+   */
+  private async liveKeys(projectId: number, insertIds: readonly string[], times?: readonly number[]): Promise<KeyRow[]> {
+    const out: KeyRow[] = [];
+    const timeCond = times ? ` AND time IN ${list([...new Set(times)].map(int))}` : '';
+    for (const part of chunks([...new Set(insertIds)], LOOKUP_CHUNK)) {
+      out.push(
+        ...(await this.conn.rows<KeyRow>(
+          `SELECT event, distinct_id, time, insert_id FROM events FINAL ` +
+            `WHERE project_id = ${int(projectId)}${timeCond} AND insert_id IN ${list(part.map(str))} AND is_deleted = 0`,
+        )),
+      );
+    }
+    return out;
+  }
+
+  /** Links of devices that have none yet (first link wins; within the batch, array order). */
+  private async newLinks(projectId: number, links: readonly IdentityLink[]): Promise<IdentityLink[]> {
+    const wanted = links.filter((l) => l.deviceId !== '' && l.userId !== '');
+    if (wanted.length === 0) return [];
+    const linked = new Set<string>();
+    for (const part of chunks([...new Set(wanted.map((l) => l.deviceId))], LOOKUP_CHUNK)) {
+      const rows = await this.conn.rows<{ device_id: string }>(
+        `SELECT DISTINCT device_id FROM identity_links WHERE project_id = ${int(projectId)} AND device_id IN ${list(part.map(str))}`,
+      );
+      for (const r of rows) linked.add(r.device_id);
+    }
+    const out: IdentityLink[] = [];
+    for (const l of wanted) {
+      if (linked.has(l.deviceId)) continue;
+      linked.add(l.deviceId);
+      out.push(l);
+    }
+    return out;
+  }
+
+  private async writeLinks(projectId: number, links: readonly IdentityLink[]): Promise<void> {
+    const fresh = await this.newLinks(projectId, links);
+    if (fresh.length === 0) return;
+    const ver = this.clock.take(fresh.length);
+    await this.conn.insert(
+      'identity_links',
+      fresh.map((l, i) => ({ project_id: projectId, device_id: l.deviceId, user_id: l.userId, ver: ver + i })),
+    );
+  }
+
+  /**
+   * Batches that arrive while another write of the project runs are committed together with one
+   * lookup and one INSERT (group commit): many small /track calls become one insert, and each
+   * call still resolves only once the insert carrying it is acknowledged.
+   */
+  writeBatch(batch: EventBatch): Promise<number> {
+    return this.writes.submit(String(batch.projectId), batch);
+  }
+
+  /** One group of batches of one project: returns each batch's count of new events. */
+  private async commitGroup(batches: EventBatch[]): Promise<number[]> {
+    const projectId = batches[0]!.projectId;
+    return this.locks.run(String(projectId), async () => {
+      const live = new Set<string>();
+      const ids = batches.flatMap((b) => b.rows.insertId);
+      const times = batches.flatMap((b) => b.rows.time);
+      for (const r of await this.liveKeys(projectId, ids, times)) live.add(keyString(rowKey(r)));
+      const ver = this.clock.take();
+      const out: Record<string, unknown>[] = [];
+      // Earlier batches first: a key repeated later (in the same or a later batch) is a duplicate.
+      const counts = batches.map(({ rows, source, now }) => {
+        let fresh = 0;
+        for (let i = 0; i < rows.event.length; i++) {
+          const k = keyString(keyOfRow(rows, i));
+          if (live.has(k)) continue;
+          live.add(k);
+          out.push(eventRow(rows, i, { projectId, source, now, ver, isNew: true }));
+          fresh++;
+        }
+        return fresh;
+      });
+      await this.conn.insert('events', out);
+      // Links after the events: a failure here answers 503, and the retry (events now
+      // duplicates) still writes the links.
+      await this.writeLinks(
+        projectId,
+        batches.flatMap((b) => b.rows.links),
+      );
+      return counts;
+    });
+  }
+
+  async updateByKey(batch: EventBatch): Promise<MirrorResult> {
+    const { rows, projectId } = batch;
+    return this.locks.run(String(projectId), async () => {
+      const stored = await this.liveKeys(projectId, rows.insertId);
+      const byInsertId = new Map<string, EventKey[]>();
+      for (const r of stored) {
+        const list = byInsertId.get(r.insert_id) ?? [];
+        list.push(rowKey(r));
+        byInsertId.set(r.insert_id, list);
+      }
+      // The last row of an insert id in the batch is the one that stays.
+      const last = new Map<string, number>();
+      for (let i = 0; i < rows.insertId.length; i++) last.set(rows.insertId[i]!, i);
+      const ver = this.clock.take();
+      const out: Record<string, unknown>[] = [];
+      let updated = 0;
+      let inserted = 0;
+      for (const [insertId, i] of last) {
+        const old = byInsertId.get(insertId) ?? [];
+        const key = keyString(keyOfRow(rows, i));
+        for (const k of old) if (keyString(k) !== key) out.push(deleteMarker(projectId, k, ver, batch.now));
+        out.push(eventRow(rows, i, { projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }));
+        if (old.length === 0) inserted++;
+        else updated++;
+      }
+      // One INSERT: the replacements and the markers of the keys they replace land together.
+      await this.conn.insert('events', out);
+      await this.writeLinks(projectId, rows.links);
+      return { updated, inserted };
+    });
+  }
+
+  async deleteByKey(projectId: number, insertIds: readonly string[]): Promise<number> {
+    if (insertIds.length === 0) return 0;
+    return this.locks.run(String(projectId), async () => {
+      const stored = await this.liveKeys(projectId, insertIds);
+      const ver = this.clock.take();
+      const now = Date.now();
+      await this.conn.insert(
+        'events',
+        stored.map((r) => deleteMarker(projectId, rowKey(r), ver, now)),
+      );
+      return new Set(stored.map((r) => r.insert_id)).size;
+    });
+  }
+
+  /**
+   * Keyset pages. Each page is first bounded in time (pageBoundSql over a window that grows until
+   * it holds a page), so reading a page costs about a page — not the rest of the range, which a
+   * FINAL read with LIMIT would scan on 18.16.
+   */
+  async *scan(query: ScanQuery): AsyncGenerator<StoredEvent[]> {
+    const [span0] = await this.conn.rows<{ first: number; last: number; n: number }>(timeSpanSql(query));
+    if (!span0 || Number(span0.n) === 0) return;
+    // Windows never reach past the last stored time: the growth below ends there.
+    const end = Math.min(query.toMs, Number(span0.last) + 1);
+    let after: ScanCursor | undefined;
+    let span = INITIAL_SCAN_SPAN_MS;
+    let lo = Math.max(query.fromMs, Number(span0.first));
+    for (;;) {
+      let toMs = end;
+      for (;;) {
+        const hi = span >= end - lo ? end : lo + span;
+        const [bound] = await this.conn.rows<{ time: number }>(pageBoundSql({ ...query, toMs: hi }, query.pageSize, after));
+        if (bound) {
+          toMs = Number(bound.time) + 1;
+          span = Math.max(2 * (toMs - lo), 1000);
+          break;
+        }
+        if (hi === end) break;
+        span *= 4;
+      }
+      const rows = await this.conn.rows<KeyRow & { properties: string; resolved_id: string }>(scanPageSql({ ...query, toMs }, query.pageSize, after));
+      if (rows.length === 0) return;
+      yield rows.map((r) => ({
+        event: r.event,
+        distinctId: r.distinct_id,
+        time: Number(r.time),
+        insertId: r.insert_id,
+        properties: JSON.parse(r.properties) as Record<string, unknown>,
+        resolvedId: r.resolved_id,
+      }));
+      if (rows.length < query.pageSize) return;
+      const l = rows[rows.length - 1]!;
+      after = { time: Number(l.time), event: l.event, distinctId: l.distinct_id, insertId: l.insert_id };
+      lo = after.time;
+    }
+  }
+
+  async report(query: ReportQuery): Promise<ReportCell[]> {
+    const rows = await this.conn.rows<{ segment: string; bucket: number; value: number }>(reportSql(query));
+    return rows.map((r) => ({ segment: r.segment, bucket: Number(r.bucket), value: Number(r.value) }));
+  }
+
+  async eventNames(projectId: number, sinceMs: number, limit: number): Promise<EventNameCount[]> {
+    const rows = await this.conn.rows<{ event: string; n: number }>(
+      `SELECT event, count() AS n FROM events FINAL WHERE project_id = ${int(projectId)} AND time >= ${int(sinceMs)} AND is_deleted = 0 ` +
+        `GROUP BY event ORDER BY n DESC, event ASC LIMIT ${int(limit)}`,
+    );
+    return rows.map((r) => ({ event: r.event, count: Number(r.n) }));
+  }
+
+  async usageForMonth(projectId: number, month: string): Promise<Record<string, number>> {
+    const m = /^(\d{4})-(\d{2})$/.exec(month);
+    if (!m) return {};
+    const rows = await this.conn.rows<{ source: string; n: number }>(
+      `SELECT source, sum(events) AS n FROM usage WHERE project_id = ${int(projectId)} AND month = ${int(Number(m[1]) * 100 + Number(m[2]))} GROUP BY source`,
+    );
+    return Object.fromEntries(rows.filter((r) => Number(r.n) > 0).map((r) => [r.source, Number(r.n)]));
+  }
+
+  async count(projectId: number): Promise<number> {
+    const [row] = await this.conn.rows<{ n: number }>(`SELECT count() AS n FROM events FINAL WHERE project_id = ${int(projectId)} AND is_deleted = 0`);
+    return Number(row?.n ?? 0);
+  }
+
+  async identityOf(projectId: number, distinctId: string): Promise<Identity> {
+    const links = linksSql(projectId);
+    const deviceOf = async (deviceId: string) =>
+      (await this.conn.rows<{ link_user_id: string }>(`SELECT link_user_id FROM (${links}) WHERE device_id = ${str(deviceId)}`))[0]?.link_user_id;
+    const devicesOf = async (userId: string) =>
+      (await this.conn.rows<{ device_id: string }>(`SELECT device_id FROM (${links}) WHERE link_user_id = ${str(userId)} ORDER BY device_id`)).map((r) => r.device_id);
+    const device = deviceOfDistinctId(distinctId);
+    if (device !== undefined) {
+      const user = await deviceOf(device);
+      return user ? { userId: user, deviceIds: await devicesOf(user) } : { userId: null, deviceIds: [device] };
+    }
+    const linkedUser = await deviceOf(distinctId);
+    const userId = linkedUser ?? distinctId;
+    return { userId, deviceIds: await devicesOf(userId) };
+  }
+
+  async ping(): Promise<void> {
+    await this.conn.rows('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    await this.conn.close();
+  }
+}
+
+function rowKey(r: KeyRow): EventKey {
+  return { event: r.event, distinctId: r.distinct_id, time: Number(r.time), insertId: r.insert_id };
+}

@@ -1,0 +1,60 @@
+/**
+ * Events as columns with properties already serialised: the form every store's insert consumes.
+ * Built off the writer's thread where possible (ingest/events-prepare.ts, the migration decoder,
+ * the warehouse reader thread), so it must stay plain data (structured-clone friendly).
+ */
+import type { NormalizedEvent } from '../domain/event-record.js';
+
+/** A device → user link (CONTRACT §2.6; see event-store.ts). */
+export interface IdentityLink {
+  deviceId: string;
+  userId: string;
+}
+
+export interface EventRows {
+  event: string[];
+  distinctId: string[];
+  /** Epoch milliseconds. */
+  time: number[];
+  insertId: string[];
+  /** JSON text of each event's properties. */
+  properties: string[];
+  /** The device each anonymous event was done on (resolution at read time), else null. */
+  deviceId: (string | null)[];
+  /** Links the events carry, in event order (the store keeps the first per device). */
+  links: IdentityLink[];
+}
+
+export function emptyEventRows(): EventRows {
+  return { event: [], distinctId: [], time: [], insertId: [], properties: [], deviceId: [], links: [] };
+}
+
+export function toEventRows(events: readonly NormalizedEvent[]): EventRows {
+  const n = events.length;
+  const rows: EventRows = {
+    event: new Array(n),
+    distinctId: new Array(n),
+    time: new Array(n),
+    insertId: new Array(n),
+    properties: new Array(n),
+    deviceId: new Array(n),
+    links: [],
+  };
+  const linked = new Set<string>();
+  for (let i = 0; i < n; i++) {
+    const e = events[i]!;
+    rows.event[i] = e.event;
+    rows.distinctId[i] = e.distinctId;
+    rows.time[i] = e.time;
+    rows.insertId[i] = e.insertId;
+    rows.properties[i] = JSON.stringify(e.properties);
+    // The write path's ID merge rules (domain/identity.ts) decided these per the project's mode.
+    rows.deviceId[i] = e.deviceId ?? null;
+    // Only a device's first link in the batch can win; later ones would be written just to be ignored.
+    if (e.link && !linked.has(e.link.deviceId)) {
+      linked.add(e.link.deviceId);
+      rows.links.push(e.link);
+    }
+  }
+  return rows;
+}

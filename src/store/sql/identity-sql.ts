@@ -1,0 +1,24 @@
+/** Identity lookups over `identity_links` (see event-store.ts for the rules). */
+import type { DbOrTrx } from '../../db/knex.js';
+import { deviceOfDistinctId } from '../../domain/identity.js';
+import type { Identity } from '../event-store.js';
+
+async function userOfDevice(db: DbOrTrx, projectId: number, deviceId: string): Promise<string | undefined> {
+  const row = await db('identity_links').where({ project_id: projectId, device_id: deviceId }).first('user_id');
+  return row?.user_id as string | undefined;
+}
+
+async function devicesOf(db: DbOrTrx, projectId: number, userId: string): Promise<string[]> {
+  const rows = await db('identity_links').where({ project_id: projectId, user_id: userId }).orderBy('device_id').select('device_id');
+  return rows.map((r) => r.device_id as string);
+}
+
+export async function identityOfSql(db: DbOrTrx, projectId: number, distinctId: string): Promise<Identity> {
+  const device = deviceOfDistinctId(distinctId);
+  if (device !== undefined) {
+    const user = await userOfDevice(db, projectId, device);
+    return user === undefined ? { userId: null, deviceIds: [device] } : { userId: user, deviceIds: await devicesOf(db, projectId, user) };
+  }
+  const user = (await userOfDevice(db, projectId, distinctId)) ?? distinctId;
+  return { userId: user, deviceIds: await devicesOf(db, projectId, user) };
+}

@@ -1,0 +1,43 @@
+/**
+ * Mirror updates and deletes by `(project_id, insert_id)` (event-store.ts). The dedupe index
+ * starts with those two columns (migration 007), so each key is one index range.
+ */
+import type { DbOrTrx } from '../../db/knex.js';
+import type { EventRows } from '../event-rows.js';
+import { insertEventRows } from './sql-write.js';
+
+const CHUNK = 500;
+
+/** Deletes every event of the project with one of the insert ids; returns how many of the ids were stored. */
+export async function deleteKeys(trx: DbOrTrx, projectId: number, insertIds: readonly string[]): Promise<number> {
+  const unique = [...new Set(insertIds)];
+  let found = 0;
+  for (let i = 0; i < unique.length; i += CHUNK) {
+    const part = unique.slice(i, i + CHUNK);
+    const present = await trx('events').where('project_id', projectId).whereIn('insert_id', part).countDistinct({ n: 'insert_id' }).first();
+    found += Number(present?.n ?? 0);
+    await trx('events').where('project_id', projectId).whereIn('insert_id', part).del();
+  }
+  return found;
+}
+
+/** Replaces the events of each row's insert id by the row; returns {updated, inserted}. */
+export async function replaceKeys(trx: DbOrTrx, projectId: number, source: string, rows: EventRows, now: number) {
+  // The last row of an insert id wins, as a mirror's latest read of that row would.
+  const last = new Map<string, number>();
+  rows.insertId.forEach((id, i) => last.set(id, i));
+  const keep = [...last.values()].sort((a, b) => a - b);
+  const pick = <T>(col: T[]) => keep.map((i) => col[i]!);
+  const picked: EventRows = {
+    event: pick(rows.event),
+    distinctId: pick(rows.distinctId),
+    time: pick(rows.time),
+    insertId: pick(rows.insertId),
+    properties: pick(rows.properties),
+    deviceId: pick(rows.deviceId),
+    links: rows.links,
+  };
+  const updated = await deleteKeys(trx, projectId, picked.insertId);
+  const stored = await insertEventRows(trx, projectId, source, picked, now);
+  return { updated, inserted: stored - updated };
+}
