@@ -162,6 +162,22 @@ export async function claimChunk(trx: DbOrTrx, id: string, from: number, to: num
   return n > 0;
 }
 
+/**
+ * A partition's chunk: adds its units to the run's records_done (call in the chunk's transaction
+ * after the partition's own claim); false when the run is no longer running.
+ */
+export async function addRecordsDone(trx: DbOrTrx, id: string, units: number, now: number): Promise<boolean> {
+  const n = await trx(TABLE).where({ id, status: 'running' }).update({ records_done: trx.raw('records_done + ?', [units]), updated_at: now });
+  return n > 0;
+}
+
+/** The run row, locked for the rest of the transaction on PostgreSQL (SQLite has one writer). */
+export async function lockBatchImport(trx: DbOrTrx, id: string): Promise<BatchImport | undefined> {
+  const q = trx(TABLE).where({ id });
+  const row = await (trx.client.config.client === 'pg' ? q.forUpdate() : q).first();
+  return row ? fromRow(row) : undefined;
+}
+
 export interface ChunkOutcome {
   imported: number;
   deduplicated: number;
@@ -182,8 +198,12 @@ export async function recordChunk(trx: DbOrTrx, id: string, c: ChunkOutcome): Pr
   if (c.sample.length === 0) return;
   const row = await trx(TABLE).where({ id }).first('rejected_sample');
   const current = parseJson<RejectedSample[]>(row?.rejected_sample) ?? [];
-  if (current.length >= REJECTED_SAMPLE_MAX) return;
-  const next = current.concat(c.sample.slice(0, REJECTED_SAMPLE_MAX - current.length));
+  // Partitions finish in any order: keep the earliest rejections by file position so the
+  // sample is the same however the work was split.
+  const next = current
+    .concat(c.sample)
+    .sort((a, b) => a.index - b.index)
+    .slice(0, REJECTED_SAMPLE_MAX);
   await trx(TABLE).where({ id }).update({ rejected_sample: toJson(next) });
 }
 
