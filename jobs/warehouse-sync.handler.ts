@@ -14,7 +14,7 @@
 import { WarehouseDeadlineExceeded } from '../connectors/deadline.js';
 import type { WarehouseConnector } from '../connectors/warehouse.js';
 import { findProjectById } from '../src/db/accounts.repo.js';
-import { finishRun, findRun, startAttempt, ACTIVE_STATUSES, type SyncCheckpoint, type SyncRun } from '../src/db/sync-runs.repo.js';
+import { finishRun, findRun, startAttempt, ACTIVE_STATUSES, ZERO_COUNTS, type SyncCheckpoint, type SyncRun } from '../src/db/sync-runs.repo.js';
 import { findImport, findSource, setWatermark, type WarehouseImport, type WarehouseSource } from '../src/db/warehouse.repo.js';
 import { appendLog, logLine } from '../src/domain/sync-log.js';
 import { compareWatermarks } from '../src/domain/warehouse-values.js';
@@ -26,10 +26,11 @@ import { syncLookupTable } from '../src/warehouse/lookup-sync.js';
 import { readSpecFor, tableLabel } from '../src/warehouse/read-spec.js';
 import { connectorFor } from '../src/warehouse/sources.service.js';
 import { runRecorder } from '../src/warehouse/sync-batch.js';
-import { SyncState } from '../src/warehouse/sync-state.js';
+import { outcomeLine, SyncState } from '../src/warehouse/sync-state.js';
+import { sweepVanished } from '../src/warehouse/mirror-batch.js';
 import type { JobContext } from './types.js';
 import { enqueuePartitionFlow, planPartitions } from './warehouse-sync.partition.js';
-import { readAndCommit, Superseded } from './warehouse-sync.read.js';
+import { mirrorContext, readAndCommit, Superseded } from './warehouse-sync.read.js';
 
 export type SyncOutcome = 'succeeded' | 'interrupted' | 'already-finished' | 'cancelled' | 'missing' | 'partitioned';
 
@@ -138,7 +139,7 @@ async function sync({ run, imp, source }: Loaded, attempt: number, state: SyncSt
         state,
       );
       if (res === 'interrupted') return interrupted(run.id, attempt, state, ctx);
-      state.counts = { rowsRead: res.rowsRead, rowsSkipped: res.rowsSkipped, numImported: res.rowsLoaded, numDeduplicated: 0 };
+      state.counts = { ...ZERO_COUNTS, rowsRead: res.rowsRead, rowsSkipped: res.rowsSkipped, numImported: res.rowsLoaded };
       state.checkpoint = { ...state.checkpoint, offset: res.rowsRead };
       for (const l of res.lines) state.say(l);
       return succeed(run, imp, attempt, state, ctx);
@@ -156,6 +157,11 @@ async function sync({ run, imp, source }: Loaded, attempt: number, state: SyncSt
     };
     const read = { run, imp, source, connector, spec: { ...spec, offset: state.offset }, state, record: runRecorder(run.id, attempt), afterCommit };
     if ((await readAndCommit(read, ctx)) === 'interrupted') return interrupted(run.id, attempt, state, ctx);
+    if (def.sync_mode === 'mirror') {
+      const swept = await sweepVanished(mirrorContext(read, ctx), def.import_type as 'events' | 'people' | 'groups', def.group_key, state, ctx.signal);
+      if (swept === false) throw new Superseded();
+      if (swept === 'interrupted') return interrupted(run.id, attempt, state, ctx);
+    }
     return succeed(run, imp, attempt, state, ctx);
   } finally {
     await connector?.close().catch(() => {});
@@ -186,7 +192,7 @@ async function interrupted(runId: string, attempt: number, state: SyncState, ctx
 /** Marks the run SUCCEEDED and, for time_based, moves the watermark — in one transaction. */
 async function succeed(run: SyncRun, imp: WarehouseImport, attempt: number, state: SyncState, ctx: JobContext): Promise<SyncOutcome> {
   const c = state.counts;
-  const line = state.say(`succeeded: ${c.rowsRead} rows read, ${c.numImported} imported, ${c.numDeduplicated} duplicates, ${c.rowsSkipped} rejected`);
+  const line = state.say(outcomeLine(c, imp.definition.sync_mode === 'mirror'));
   const max = state.checkpoint.maxInsertTime;
   const moveWatermark =
     imp.definition.sync_mode === 'time_based' && max !== undefined && (imp.watermark === null || compareWatermarks(max, imp.watermark) > 0);

@@ -21,7 +21,7 @@ import {
   startPartition,
   type PartitionKey,
 } from '../src/db/run-partitions.repo.js';
-import { addRunCounts, finishRun, findRun, lockRun, recordProgress, setRunLog, type Counts, type SyncCheckpoint, type SyncRun } from '../src/db/sync-runs.repo.js';
+import { addRunCounts, countsDelta, finishRun, findRun, lockRun, recordProgress, setRunLog, ZERO_COUNTS, type Counts, type SyncCheckpoint, type SyncRun } from '../src/db/sync-runs.repo.js';
 import { findImport, findSource, setWatermark, type WarehouseImport } from '../src/db/warehouse.repo.js';
 import { appendLog, logLine } from '../src/domain/sync-log.js';
 import { compareWatermarks } from '../src/domain/warehouse-values.js';
@@ -32,7 +32,8 @@ import { flowProgress, partitionLabel, rangesFromPoints, workerId } from '../src
 import { readSpecFor } from '../src/warehouse/read-spec.js';
 import { connectorFor } from '../src/warehouse/sources.service.js';
 import type { BatchRecorder } from '../src/warehouse/sync-batch.js';
-import { SyncState } from '../src/warehouse/sync-state.js';
+import { outcomeLine, SyncState } from '../src/warehouse/sync-state.js';
+import { sweepVanished } from '../src/warehouse/mirror-batch.js';
 import type { JobContext } from './types.js';
 import { readAndCommit, Superseded } from './warehouse-sync.read.js';
 
@@ -70,7 +71,7 @@ export async function planPartitions(
   const checkpoint: SyncCheckpoint = { ...a.state.checkpoint, partitions: ranges.length };
   const now = Date.now();
   const ours = await ctx.db.transaction(async (trx) => {
-    const ok = await recordProgress(trx, a.run.id, a.attempt, { checkpoint, rowsRead: 0, rowsSkipped: 0, numImported: 0, numDeduplicated: 0, rowsTotal: a.state.rowsTotal, log: a.state.log, now });
+    const ok = await recordProgress(trx, a.run.id, a.attempt, { checkpoint, ...ZERO_COUNTS, rowsTotal: a.state.rowsTotal, log: a.state.log, now });
     if (ok) await insertPartitions(trx, KIND, a.run.id, ranges, { offset: 0 }, now);
     return ok;
   });
@@ -114,7 +115,7 @@ export async function runSyncPartition({ runId, part }: { runId: string; part: n
   if (!p) return 'not-taken';
   const label = partitionLabel(p.idx, p.total);
   const attempt = p.attempts;
-  const counts = { rowsRead: 0, rowsSkipped: 0, numImported: 0, numDeduplicated: 0, ...p.counts } as Counts;
+  const counts = { ...ZERO_COUNTS, ...p.counts } as Counts;
   // About SYNC_PARTITION_ROWS rows: the estimate decides whether a reader thread pays off.
   const state = new SyncState({ ...counts, rowsTotal: ctx.config.SYNC_PARTITION_ROWS }, { ...p.checkpoint }, []);
   const startLine = `${label} (job ${ctx.jobId}, attempt ${attempt}, worker ${p.worker}): ${state.offset > 0 ? `resuming after row ${state.offset}` : 'started'}`;
@@ -179,13 +180,7 @@ export async function runSyncPartition({ runId, part }: { runId: string; part: n
 function partitionRecorder(key: PartitionKey, attempt: number, label: string): BatchRecorder {
   return async (trx, staged, state, now) => {
     if (!(await recordPartition(trx, key, attempt, { checkpoint: staged.checkpoint, counts: { ...staged.counts }, now }))) return false;
-    const delta: Counts = {
-      rowsRead: staged.counts.rowsRead - state.counts.rowsRead,
-      rowsSkipped: staged.counts.rowsSkipped - state.counts.rowsSkipped,
-      numImported: staged.counts.numImported - state.counts.numImported,
-      numDeduplicated: staged.counts.numDeduplicated - state.counts.numDeduplicated,
-    };
-    if (!(await addRunCounts(trx, key.runId, delta, now))) return false;
+    if (!(await addRunCounts(trx, key.runId, countsDelta(staged.counts, state.counts), now))) return false;
     if (staged.lines.length > 0) await sayOnRun(trx, key.runId, staged.lines.map((l) => `${label}: ${l}`), now);
     return [];
   };
@@ -193,12 +188,14 @@ function partitionRecorder(key: PartitionKey, attempt: number, label: string): B
 
 /** Marks the partition done; the one that sees every partition done finishes the run, in the same transaction. */
 async function completePartition(ctx: JobContext, key: PartitionKey, attempt: number, imp: WarehouseImport, label: string, state: SyncState): Promise<PartitionOutcome> {
-  const c = state.counts;
-  const result = await ctx.db.transaction(async (trx) => {
+  const mirror = imp.definition.sync_mode === 'mirror';
+  let result = await ctx.db.transaction(async (trx) => {
     if (!(await finishPartition(trx, key, attempt, 'done', { error: null, now: Date.now() }))) throw new Superseded();
-    await sayOnRun(trx, key.runId, [`${label} done: ${c.rowsRead} rows read, ${c.numImported} imported, ${c.numDeduplicated} duplicates, ${c.rowsSkipped} rejected`]);
-    return finishIfComplete(trx, key.runId, imp);
+    await sayOnRun(trx, key.runId, [`${label} done: ${outcomeLine(state.counts, mirror).replace(/^succeeded: /, '')}`]);
+    // A mirror deletes what no partition saw before it can succeed: sweepAndFinish, below.
+    return mirror ? { succeeded: false, line: '' } : finishIfComplete(trx, key.runId, imp);
   });
+  if (mirror) result = await sweepAndFinish(ctx, key.runId, imp);
   if (result.succeeded) {
     await ctx.logLine(result.line);
     ctx.log.info({ runId: key.runId, importId: imp.id }, 'partitioned warehouse sync succeeded');
@@ -221,12 +218,28 @@ async function finishIfComplete(trx: DbOrTrx, runId: string, imp: WarehouseImpor
     if (m !== undefined && (max === undefined || compareWatermarks(m, max) > 0)) max = m;
   }
   const now = Date.now();
-  const line = `succeeded: ${run.rowsRead} rows read in ${parts.length} partitions, ${run.numImported} imported, ${run.numDeduplicated} duplicates, ${run.rowsSkipped} rejected`;
+  const line = outcomeLine(run, imp.definition.sync_mode === 'mirror', parts.length);
   const moveWatermark = imp.definition.sync_mode === 'time_based' && max !== undefined && (imp.watermark === null || compareWatermarks(max, imp.watermark) > 0);
   const lines = [logLine(now, line), ...(moveWatermark ? [logLine(now, `watermark of import ${imp.id} is now ${JSON.stringify(max)}`)] : [])];
   const ok = await finishRun(trx, runId, 'SUCCEEDED', { log: appendLog(run.log, lines), error: null, now });
   if (ok && moveWatermark) await setWatermark(trx, imp.id, max!);
   return { succeeded: ok, line };
+}
+
+/**
+ * A mirror run whose partitions are all done: delete what no partition saw, then finish. Any
+ * number of callers may sweep at once (the last partitions, the flow's parent): each deleted key
+ * is counted by the one that removed it from the snapshot, and one of them finishes the run.
+ */
+async function sweepAndFinish(ctx: JobContext, runId: string, imp: WarehouseImport): Promise<{ succeeded: boolean; line: string }> {
+  const run = await findRun(ctx.db, runId);
+  if (!run || run.status !== 'RUNNING' || !(await allPartitionsDone(ctx.db, KIND, runId))) return { succeeded: false, line: '' };
+  const state = new SyncState({ ...ZERO_COUNTS, rowsTotal: null }, { offset: 0 }, []);
+  const record: BatchRecorder = async (trx, staged, s, now) => ((await addRunCounts(trx, runId, countsDelta(staged.counts, s.counts), now)) ? [] : false);
+  const mc = { db: ctx.db, events: ctx.events, record, projectId: imp.projectId, importId: imp.id, runId };
+  const swept = await sweepVanished(mc, imp.definition.import_type as 'events' | 'people' | 'groups', imp.definition.group_key, state, ctx.signal);
+  if (swept !== 'done') return { succeeded: false, line: '' }; // interrupted (the flow's parent resumes it) or no longer running
+  return ctx.db.transaction((trx) => finishIfComplete(trx, runId, imp));
 }
 
 /** The `warehouse-sync-finish` job (the flow's parent): a safety net — the last partition normally finished the run already. */
@@ -235,7 +248,8 @@ export async function finishPartitionedRun({ runId }: { runId: string }, ctx: Jo
   if (!run) return 'missing';
   if (run.status === 'RUNNING') {
     const imp = await findImport(ctx.db, run.importId);
-    if (imp) await ctx.db.transaction((trx) => finishIfComplete(trx, runId, imp));
+    if (imp?.definition.sync_mode === 'mirror') await sweepAndFinish(ctx, runId, imp);
+    else if (imp) await ctx.db.transaction((trx) => finishIfComplete(trx, runId, imp));
   }
   await ctx.progress(await runProgress(ctx, runId));
   return (await findRun(ctx.db, runId))?.status ?? 'missing';

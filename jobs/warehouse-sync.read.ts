@@ -12,6 +12,7 @@ import { readEventBatches, type EventReadPlan } from '../src/warehouse/event-rea
 import { readEventBatchesInThread } from '../src/warehouse/event-reader-thread.js';
 import { tableLabel } from '../src/warehouse/read-spec.js';
 import { openSourceConfig } from '../src/warehouse/sources.service.js';
+import { commitMirrorEventBatch, commitMirrorProfileBatch, type MirrorContext, type MirrorProfileWriter } from '../src/warehouse/mirror-batch.js';
 import { commitBatch, commitEventBatch, type BatchRecorder, type BatchWriter } from '../src/warehouse/sync-batch.js';
 import type { SyncState } from '../src/warehouse/sync-state.js';
 import type { JobContext } from './types.js';
@@ -38,15 +39,19 @@ export async function readAndCommit(r: RangeRead, ctx: JobContext): Promise<'don
   const insertTimeColumn = def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined;
   const batchSize = ctx.config.WAREHOUSE_BATCH_SIZE;
   const cctx = { log: ctx.log, signal: ctx.signal };
+  const mirror = def.sync_mode === 'mirror' ? mirrorContext(r, ctx) : undefined;
 
   if (def.import_type === 'events') {
-    const plan: EventReadPlan = { spec: r.spec, mapping: eventMapping(def), stamp: eventStamp(r.run, r.imp, r.source), batchSize, insertTimeColumn };
+    const plan: EventReadPlan = { spec: r.spec, mapping: eventMapping(def), stamp: eventStamp(r.run, r.imp, r.source), batchSize, insertTimeColumn, mirror: mirror !== undefined };
     const batches = useReaderThread(ctx, r.state)
       ? readEventBatchesInThread({ type: r.source.type, config: openSourceConfig(ctx.secrets, r.source), settings: ctx.config, plan }, ctx.signal)
       : readEventBatches(r.connector, plan, cctx);
     try {
       for await (const batch of batches) {
-        if (!(await commitEventBatch({ db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId }, r.state, batch))) throw new Superseded();
+        const ours = mirror
+          ? await commitMirrorEventBatch(mirror, r.state, batch)
+          : await commitEventBatch({ db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId }, r.state, batch);
+        if (!ours) throw new Superseded();
         await r.afterCommit();
         if (ctx.signal.aborted) return 'interrupted';
       }
@@ -58,12 +63,14 @@ export async function readAndCommit(r: RangeRead, ctx: JobContext): Promise<'don
   }
 
   const bc = { db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId, writer: profileWriter(def), insertTimeColumn };
+  const mirrorWriter = mirror && mirrorProfileWriter(def, bc.writer);
   let batch: Row[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
     const rows = batch;
     batch = [];
-    if (!(await commitBatch(bc, r.state, rows))) throw new Superseded();
+    const ours = mirror ? await commitMirrorProfileBatch(mirror, r.state, mirrorWriter!, rows) : await commitBatch(bc, r.state, rows);
+    if (!ours) throw new Superseded();
     await r.afterCommit();
   };
   try {
@@ -81,6 +88,16 @@ export async function readAndCommit(r: RangeRead, ctx: JobContext): Promise<'don
   }
   await flush();
   return 'done';
+}
+
+/** What a mirror run's batches and sweep commit with: the import's snapshot, fenced like every batch by `record`. */
+export function mirrorContext(r: Pick<RangeRead, 'run' | 'imp' | 'record'>, ctx: JobContext): MirrorContext {
+  return { db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId, importId: r.imp.id, runId: r.run.id };
+}
+
+function mirrorProfileWriter(def: ImportDefinition, writer: BatchWriter): MirrorProfileWriter {
+  const id = writer.kind === 'people' ? def.user_column_name! : def.group_id_column!;
+  return { kind: writer.kind, map: writer.map, mapped: new Set([id, def.time_column_name!, ...def.json_properties_column_name]) };
 }
 
 function eventMapping(def: ImportDefinition): EventMapping {

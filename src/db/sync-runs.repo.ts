@@ -38,6 +38,9 @@ export interface SyncRun {
   rowsSkipped: number;
   numImported: number;
   numDeduplicated: number;
+  /** Mirror runs: rows whose stored event or profile was replaced, and vanished rows deleted. */
+  numUpdated: number;
+  numDeleted: number;
   checkpoint: SyncCheckpoint;
   log: string[];
   error: string | null;
@@ -66,6 +69,8 @@ function toRun(r: Record<string, unknown>): SyncRun {
     rowsSkipped: toNumber(r.rows_skipped),
     numImported: toNumber(r.num_imported),
     numDeduplicated: toNumber(r.num_deduplicated),
+    numUpdated: toNumber(r.num_updated ?? 0),
+    numDeleted: toNumber(r.num_deleted ?? 0),
     checkpoint: parseJson<SyncCheckpoint>(r.checkpoint),
     log: parseJson<string[]>(r.log),
     error: (r.error as string | null) ?? null,
@@ -198,14 +203,22 @@ export interface Counts {
   rowsSkipped: number;
   numImported: number;
   numDeduplicated: number;
+  /** Mirror runs only (0 otherwise). */
+  numUpdated: number;
+  numDeleted: number;
 }
 
-export interface RunProgress {
+export const COUNT_FIELDS = ['rowsRead', 'rowsSkipped', 'numImported', 'numDeduplicated', 'numUpdated', 'numDeleted'] as const satisfies readonly (keyof Counts)[];
+
+export const ZERO_COUNTS: Readonly<Counts> = { rowsRead: 0, rowsSkipped: 0, numImported: 0, numDeduplicated: 0, numUpdated: 0, numDeleted: 0 };
+
+/** `a - b`, field by field. */
+export function countsDelta(a: Counts, b: Counts): Counts {
+  return Object.fromEntries(COUNT_FIELDS.map((f) => [f, a[f] - b[f]])) as unknown as Counts;
+}
+
+export interface RunProgress extends Counts {
   checkpoint: SyncCheckpoint;
-  rowsRead: number;
-  rowsSkipped: number;
-  numImported: number;
-  numDeduplicated: number;
   rowsTotal?: number | null;
   log?: string[];
   now: number;
@@ -218,6 +231,8 @@ function progressColumns(p: RunProgress): Record<string, unknown> {
     rows_skipped: p.rowsSkipped,
     num_imported: p.numImported,
     num_deduplicated: p.numDeduplicated,
+    num_updated: p.numUpdated,
+    num_deleted: p.numDeleted,
     updated_at: p.now,
   };
   if (p.rowsTotal !== undefined) row.rows_total = p.rowsTotal;
@@ -249,6 +264,8 @@ export async function addRunCounts(db: DbOrTrx, id: string, delta: Counts, now: 
       rows_skipped: db.raw('rows_skipped + ?', [delta.rowsSkipped]),
       num_imported: db.raw('num_imported + ?', [delta.numImported]),
       num_deduplicated: db.raw('num_deduplicated + ?', [delta.numDeduplicated]),
+      num_updated: db.raw('num_updated + ?', [delta.numUpdated]),
+      num_deleted: db.raw('num_deleted + ?', [delta.numDeleted]),
       updated_at: now,
     });
   return n > 0;
@@ -284,6 +301,21 @@ export async function finishRun(
   const q = db('sync_runs').where({ id }).whereIn('status', ACTIVE_STATUSES);
   if (attempt !== undefined) q.andWhere({ attempts: attempt });
   return (await q.update(row)) > 0;
+}
+
+/**
+ * Mirror changes of a project's runs in a month (`YYYY-MM`, UTC, by the run's last update):
+ * stored events replaced and deleted, counted apart from the newly stored ones (usage).
+ */
+export async function mirrorChangesForMonth(db: DbOrTrx, projectId: number, month: string): Promise<{ updated: number; deleted: number }> {
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  const row = await db('sync_runs')
+    .where('project_id', projectId)
+    .where('updated_at', '>=', Date.UTC(y, m - 1, 1))
+    .where('updated_at', '<', Date.UTC(y, m, 1))
+    .sum({ updated: 'num_updated', deleted: 'num_deleted' })
+    .first();
+  return { updated: toNumber(row?.updated ?? 0), deleted: toNumber(row?.deleted ?? 0) };
 }
 
 /** Marks the import's active run CANCELLED (import deleted or paused by a user). */

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { scheduleCron } from './sync-schedule.js';
 
 export const IMPORT_TYPES = ['events', 'people', 'groups', 'lookup_table'] as const;
-export const SYNC_MODES = ['time_based', 'full_sync', 'one_time'] as const;
+export const SYNC_MODES = ['time_based', 'full_sync', 'one_time', 'mirror'] as const;
 export type ImportType = (typeof IMPORT_TYPES)[number];
 export type SyncMode = (typeof SYNC_MODES)[number];
 
@@ -117,6 +117,10 @@ export function definitionProblems(input: ImportInput): string[] {
       break;
   }
   if (input.sync_mode === 'time_based') need('insert_time_column_name', "with sync_mode time_based (the watermark column)");
+  if (input.sync_mode === 'mirror') {
+    if (type === 'lookup_table') problems.push('lookup_table imports replace the whole table on every run already: use sync_mode full_sync, not mirror');
+    if (type === 'events') need('insert_id_column_name', 'with sync_mode mirror (each row is followed by its insert id: new, changed or deleted)');
+  }
   if (input.sync_mode !== 'time_based' && input.insert_time_column_name !== undefined) {
     problems.push('insert_time_column_name applies to sync_mode time_based only');
   }

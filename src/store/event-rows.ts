@@ -29,6 +29,20 @@ export function emptyEventRows(): EventRows {
   return { event: [], distinctId: [], time: [], insertId: [], properties: [], deviceId: [], links: [] };
 }
 
+/** The rows at `indices` (in that order); the links travel whole (a link is written once, first wins). */
+export function selectEventRows(rows: EventRows, indices: readonly number[]): EventRows {
+  const pick = <T>(col: T[]) => indices.map((i) => col[i]!);
+  return {
+    event: pick(rows.event),
+    distinctId: pick(rows.distinctId),
+    time: pick(rows.time),
+    insertId: pick(rows.insertId),
+    properties: pick(rows.properties),
+    deviceId: pick(rows.deviceId),
+    links: rows.links,
+  };
+}
+
 export function toEventRows(events: readonly NormalizedEvent[]): EventRows {
   const n = events.length;
   const rows: EventRows = {

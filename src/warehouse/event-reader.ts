@@ -8,6 +8,7 @@ import type { ReadSpec, Row, WarehouseConnector } from '../../connectors/warehou
 import { toEventRows, type EventRows } from '../store/event-rows.js';
 import { compileEventMapper, type EventMapping } from '../domain/warehouse-mapping.js';
 import { compareWatermarks, watermarkValue } from '../domain/warehouse-values.js';
+import { rowHash } from '../domain/mirror-diff.js';
 import { validateEvents } from '../ingest/events.ingest.js';
 import type { Logger } from '../lib/logger.js';
 
@@ -18,6 +19,8 @@ export interface EventReadPlan {
   batchSize: number;
   /** time_based: the column whose greatest value becomes the watermark. */
   insertTimeColumn?: string;
+  /** mirror: hash each accepted row's source content (domain/mirror-diff.ts). */
+  mirror?: boolean;
 }
 
 /** One batch, ready for the writer: rows to insert and the rejected rows (1-based run row numbers). */
@@ -28,6 +31,8 @@ export interface PreparedEventBatch {
   rejected: { row: number; field: string; message: string }[];
   /** The greatest insert-time value among the batch's rows. */
   maxInsertTime?: string | number;
+  /** mirror: per stored row (aligned with `rows`), its source row's hash and 1-based run row number. */
+  mirror?: { hashes: string[]; rowNumbers: number[] };
 }
 
 export function prepareEventRows(rows: Row[], firstRow: number, plan: EventReadPlan, map: ReturnType<typeof compileEventMapper>): PreparedEventBatch {
@@ -51,7 +56,14 @@ export function prepareEventRows(rows: Row[], firstRow: number, plan: EventReadP
   const { events, rejected: invalid } = validateEvents(records, { strict: true, stamp: plan.stamp, now: Date.now() });
   for (const r of invalid) rejected.push({ row: rowOf[r.index]!, field: r.field, message: r.message });
   rejected.sort((a, b) => a.row - b.row);
-  return { read: rows.length, rows: toEventRows(events), rejected, maxInsertTime };
+  const batch: PreparedEventBatch = { read: rows.length, rows: toEventRows(events), rejected, maxInsertTime };
+  if (plan.mirror) {
+    // validateEvents keeps the valid records in order: the survivors are the indices it did not reject.
+    const bad = new Set(invalid.map((r) => r.index));
+    const rowNumbers = rowOf.filter((_, i) => !bad.has(i));
+    batch.mirror = { rowNumbers, hashes: rowNumbers.map((n) => rowHash(rows[n - firstRow]!)) };
+  }
+  return batch;
 }
 
 /** Batches of prepared events from `offset` on (1-based row numbers continue from it). */

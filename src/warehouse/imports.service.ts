@@ -5,6 +5,7 @@
 import { partitionSummaries, type PartitionSummary } from '../db/run-partitions.repo.js';
 import { z } from 'zod';
 import { findProjectById } from '../db/accounts.repo.js';
+import { dropMirrorRows } from '../db/mirror-rows.repo.js';
 import type { Db } from '../db/knex.js';
 import { cancelActiveRuns, findActiveRun, hasSucceededRun, listRuns, manualRunTimesSince, type SyncRun } from '../db/sync-runs.repo.js';
 import {
@@ -99,7 +100,9 @@ const patchSchema = z
 export async function patchImport(db: Db, projectId: number, id: number, body: unknown): Promise<Record<string, unknown>> {
   const parsed = patchSchema.safeParse(body);
   if (!parsed.success) {
-    throw bad(zodProblems(parsed.error).map((p) => (p.startsWith('unknown field') ? `${p}: only paused and schedule can be changed` : p)));
+    const modeChange = body !== null && typeof body === 'object' && Object.prototype.hasOwnProperty.call(body, 'sync_mode');
+    const hint = modeChange ? 'only paused and schedule can be changed; a sync mode is fixed when the import is created (create a new import to change it)' : 'only paused and schedule can be changed';
+    throw bad(zodProblems(parsed.error).map((p) => (p.startsWith('unknown field') ? `${p}: ${hint}` : p)));
   }
   const imp = await getImport(db, projectId, id);
   const definition = { ...imp.definition };
@@ -118,6 +121,7 @@ export async function removeImport(db: Db, projectId: number, id: number): Promi
   await getImport(db, projectId, id);
   await db.transaction(async (trx) => {
     await cancelActiveRuns(trx, id, 'import deleted', Date.now());
+    await dropMirrorRows(trx, id);
     await deleteImport(trx, id);
   });
 }
@@ -166,6 +170,8 @@ export function publicRun(run: SyncRun, parts?: PartitionSummary): Record<string
     start_time: iso(run.startedAt),
     end_time: iso(run.finishedAt),
     num_events_imported: run.numImported,
+    num_events_updated: run.numUpdated,
+    num_events_deleted: run.numDeleted,
     num_deduplicated: run.numDeduplicated,
     rows_read: run.rowsRead,
     rows_skipped: run.rowsSkipped,

@@ -24,6 +24,8 @@ export function readSpecFor(def: ImportDefinition, columns: readonly ColumnInfo[
   switch (def.import_type) {
     case 'events':
       spec.orderBy = defined([
+        // mirror: by the insert id first, so a run splits into key ranges and duplicates sit together.
+        def.sync_mode === 'mirror' ? def.insert_id_column_name : undefined,
         insertTime,
         def.time_column_name,
         def.event_column_name,

@@ -18,7 +18,7 @@ export interface BatchWriter {
   map: (row: Row) => MapOutcome<ProfileUpdateOut>;
 }
 
-type Trx = Parameters<Parameters<Db['transaction']>[0]>[0];
+export type Trx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 /**
  * Records a staged batch with whatever holds the read — the run, or one partition of it — inside
@@ -76,7 +76,7 @@ export async function commitBatch(bc: BatchContext, state: SyncState, rows: Row[
  * One transaction: the batch's writes, then its record (run or partition). False, with the
  * transaction rolled back, when the recorder says the run is no longer ours.
  */
-async function commitStaged(
+export async function commitStaged(
   bc: Pick<BatchContext, 'db' | 'record'>,
   state: SyncState,
   staged: StagedBatch,

@@ -3,7 +3,7 @@
  * are staged per batch and only adopted once the batch's transaction committed, so a rolled-back
  * batch leaves the view exactly as SQL has it.
  */
-import type { Counts, SyncCheckpoint, SyncRun } from '../db/sync-runs.repo.js';
+import { COUNT_FIELDS, type Counts, type SyncCheckpoint, type SyncRun } from '../db/sync-runs.repo.js';
 import { appendLog, logLine } from '../domain/sync-log.js';
 import { compareWatermarks, watermarkValue } from '../domain/warehouse-values.js';
 
@@ -12,6 +12,14 @@ export const REJECT_SAMPLES = 20;
 
 export type { Counts };
 
+/** The closing line of a run: what it read and what it did with it (a mirror also says what changed). */
+export function outcomeLine(c: Counts, mirror: boolean, partitions?: number): string {
+  const read = `${c.rowsRead} rows read${partitions ? ` in ${partitions} partitions` : ''}`;
+  if (!mirror) return `succeeded: ${read}, ${c.numImported} imported, ${c.numDeduplicated} duplicates, ${c.rowsSkipped} rejected`;
+  const line = `succeeded: ${read}, ${c.numImported} inserted, ${c.numUpdated} updated, ${c.numDeleted} deleted, ${c.rowsSkipped} rejected`;
+  return c.numImported + c.numUpdated + c.numDeleted === 0 ? `${line}; the table is unchanged since the last run, so nothing changed` : line;
+}
+
 export class SyncState {
   counts: Counts;
   checkpoint: SyncCheckpoint;
@@ -19,7 +27,7 @@ export class SyncState {
   rowsTotal: number | null;
 
   constructor(run: Pick<SyncRun, keyof Counts | 'rowsTotal'>, checkpoint: SyncCheckpoint, log: string[]) {
-    this.counts = { rowsRead: run.rowsRead, rowsSkipped: run.rowsSkipped, numImported: run.numImported, numDeduplicated: run.numDeduplicated };
+    this.counts = Object.fromEntries(COUNT_FIELDS.map((f) => [f, run[f]])) as unknown as Counts;
     this.checkpoint = checkpoint;
     this.log = log;
     this.rowsTotal = run.rowsTotal;

@@ -8,6 +8,7 @@ import * as m006 from './006-events-time-id-index.js';
 import * as m007 from './007-run-partitions.js';
 import * as m008 from './008-event-store-identity.js';
 import * as m009 from './009-migration-day-workers.js';
+import * as m010 from './010-mirror.js';
 
 /**
  * Every migration, by name. Names sort in apply order; append new ones with the next number.
@@ -22,4 +23,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '007-run-partitions': m007,
   '008-event-store-identity': m008,
   '009-migration-day-workers': m009,
+  '010-mirror': m010,
 };

@@ -8,6 +8,7 @@
  */
 import type { Express } from 'express';
 import { findMigration, listMigrations } from '../../db/migration-runs.repo.js';
+import { mirrorChangesForMonth } from '../../db/sync-runs.repo.js';
 import { monthOf } from '../../domain/time-buckets.js';
 import { ValidationError } from '../../lib/errors.js';
 import { migrationView } from '../../migration/migration-view.js';
@@ -52,6 +53,8 @@ export function mountMigrationsApp(app: Express, deps: AppDeps): void {
     const month = monthParam(req.query.month, Date.now());
     const sources = await deps.events.usageForMonth(project.id, month);
     const total = Object.values(sources).reduce((s, n) => s + n, 0);
-    res.json({ status: 'ok', results: { project_id: project.id, month, events: total, sources } });
+    // Mirror syncs' updates and deletes are not new events: counted apart (docs/warehouse.md).
+    const mirror = await mirrorChangesForMonth(deps.db, project.id, month);
+    res.json({ status: 'ok', results: { project_id: project.id, month, events: total, sources, events_updated: mirror.updated, events_deleted: mirror.deleted } });
   });
 }

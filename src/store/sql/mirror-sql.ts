@@ -3,7 +3,7 @@
  * starts with those two columns (migration 007), so each key is one index range.
  */
 import type { DbOrTrx } from '../../db/knex.js';
-import type { EventRows } from '../event-rows.js';
+import { selectEventRows, type EventRows } from '../event-rows.js';
 import { insertEventRows } from './sql-write.js';
 
 const CHUNK = 500;
@@ -26,17 +26,10 @@ export async function replaceKeys(trx: DbOrTrx, projectId: number, source: strin
   // The last row of an insert id wins, as a mirror's latest read of that row would.
   const last = new Map<string, number>();
   rows.insertId.forEach((id, i) => last.set(id, i));
-  const keep = [...last.values()].sort((a, b) => a - b);
-  const pick = <T>(col: T[]) => keep.map((i) => col[i]!);
-  const picked: EventRows = {
-    event: pick(rows.event),
-    distinctId: pick(rows.distinctId),
-    time: pick(rows.time),
-    insertId: pick(rows.insertId),
-    properties: pick(rows.properties),
-    deviceId: pick(rows.deviceId),
-    links: rows.links,
-  };
+  const picked = selectEventRows(
+    rows,
+    [...last.values()].sort((a, b) => a - b),
+  );
   const updated = await deleteKeys(trx, projectId, picked.insertId);
   const stored = await insertEventRows(trx, projectId, source, picked, now);
   return { updated, inserted: stored - updated };

@@ -1,0 +1,54 @@
+/**
+ * The snapshot of a mirror import (migration 010): per key, the hash of the row the project holds
+ * and the run that last saw the key. Written in the same transaction as the events or profiles it
+ * describes, so it always says what the project holds.
+ */
+import type { SnapshotEntry } from '../domain/mirror-diff.js';
+import type { DbOrTrx } from './knex.js';
+
+/** Keys per statement: well inside SQLite's bound-variable limit. */
+const CHUNK = 500;
+
+export async function loadMirrorRows(db: DbOrTrx, importId: number, keys: readonly string[]): Promise<Map<string, SnapshotEntry>> {
+  const out = new Map<string, SnapshotEntry>();
+  const unique = [...new Set(keys)];
+  for (let i = 0; i < unique.length; i += CHUNK) {
+    const rows = await db('mirror_rows')
+      .where('import_id', importId)
+      .whereIn('key', unique.slice(i, i + CHUNK))
+      .select('key', 'row_hash', 'seen_run');
+    for (const r of rows) out.set(r.key as string, { hash: r.row_hash as string, seenRun: r.seen_run as string });
+  }
+  return out;
+}
+
+/** Records that `runId` saw these keys with these hashes (new keys added, others updated). */
+export async function markMirrorRows(db: DbOrTrx, importId: number, rows: readonly { key: string; hash: string }[], runId: string): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const part = rows.slice(i, i + CHUNK).map((r) => ({ import_id: importId, key: r.key, row_hash: r.hash, seen_run: runId }));
+    await db('mirror_rows').insert(part).onConflict(['import_id', 'key']).merge(['row_hash', 'seen_run']);
+  }
+}
+
+/** Up to `limit` keys the run has not seen (vanished from the warehouse), in key order. */
+export async function unseenMirrorKeys(db: DbOrTrx, importId: number, runId: string, limit: number): Promise<string[]> {
+  const rows = await db('mirror_rows').where('import_id', importId).whereNot('seen_run', runId).orderBy('key').limit(limit).select('key');
+  return rows.map((r) => r.key as string);
+}
+
+/**
+ * Removes these keys from the snapshot unless the run saw them; returns how many it removed —
+ * so of two sweepers deleting the same keys at once, only one counts each.
+ */
+export async function removeMirrorRows(db: DbOrTrx, importId: number, keys: readonly string[], runId: string): Promise<number> {
+  let n = 0;
+  for (let i = 0; i < keys.length; i += CHUNK) {
+    n += await db('mirror_rows').where('import_id', importId).whereIn('key', keys.slice(i, i + CHUNK)).whereNot('seen_run', runId).delete();
+  }
+  return n;
+}
+
+/** Forgets an import's snapshot (the import was deleted). */
+export async function dropMirrorRows(db: DbOrTrx, importId: number): Promise<void> {
+  await db('mirror_rows').where('import_id', importId).delete();
+}

@@ -1,0 +1,57 @@
+/**
+ * Mirror syncs' change detection, pure: a row's content hash, and how each row of a batch
+ * compares with the snapshot of what the project holds (src/db/mirror-rows.repo.ts).
+ *
+ * The snapshot keeps, per key, the hash of the row the project holds and the run that last saw
+ * the key in the warehouse. A row is new (no snapshot entry), changed (another hash) or the same;
+ * a second row with a key this run already saw is a duplicate — a mirror follows one row per key,
+ * so the first in the read's order wins and the others are rejected. Keys the run never saw are
+ * the vanished rows, deleted when the run has read everything.
+ */
+import crypto from 'node:crypto';
+import { canonicalJson } from './canonical-json.js';
+import { propertyValue } from './warehouse-values.js';
+
+export type MirrorChange = 'insert' | 'update' | 'same' | 'duplicate';
+
+export interface SnapshotEntry {
+  hash: string;
+  /** The run that last saw the key in the warehouse. */
+  seenRun: string;
+}
+
+/** Longest key a snapshot holds (the column's size); longer keys are rejected rows. */
+export const MIRROR_KEY_MAX = 255;
+
+/**
+ * The hash of a source row's content: every cell as a property value (dates as ISO text, big
+ * integers as digits), keys sorted — so the same content hashes the same whatever the column
+ * order or driver types, and any changed cell changes it. 40 hex chars (sha1: a change detector,
+ * not a security boundary).
+ */
+export function rowHash(row: Record<string, unknown>): string {
+  const cells: Record<string, unknown> = {};
+  for (const k of Object.keys(row)) cells[k] = propertyValue(row[k]);
+  return crypto.createHash('sha1').update(canonicalJson(cells)).digest('hex');
+}
+
+/**
+ * How each row compares with the snapshot. `keys[i]` and `hashes[i]` describe row i; `known` is
+ * the snapshot's entries for these keys (entries written earlier in this run count as seen).
+ */
+export function classifyRows(keys: readonly string[], hashes: readonly string[], known: ReadonlyMap<string, SnapshotEntry>, runId: string): MirrorChange[] {
+  const inBatch = new Set<string>();
+  return keys.map((key, i) => {
+    if (inBatch.has(key)) return 'duplicate';
+    inBatch.add(key);
+    const entry = known.get(key);
+    if (!entry) return 'insert';
+    if (entry.seenRun === runId) return 'duplicate';
+    return entry.hash === hashes[i] ? 'same' : 'update';
+  });
+}
+
+/** The names of a row's null cells, but for `mapped` columns: what a mirrored profile `$unset`s. */
+export function nullColumns(row: Record<string, unknown>, mapped: ReadonlySet<string>): string[] {
+  return Object.keys(row).filter((k) => !mapped.has(k) && (row[k] === null || row[k] === undefined));
+}

@@ -1,0 +1,148 @@
+/**
+ * Mirror syncs (sync_mode "mirror"): after every run the project holds exactly what the table
+ * holds. Each batch compares its rows with the import's snapshot (domain/mirror-diff.ts) and, in
+ * ONE transaction with the run's counts and checkpoint: inserts new rows, replaces changed ones
+ * (events by insert id through the event store; profiles by `$set` of the row's values and `$unset`
+ * of its null columns), and marks every row it read as seen by this run. When the whole table
+ * has been read, the sweep deletes what the run did not see — the rows that vanished — chunk by
+ * chunk, each chunk committed with its count.
+ *
+ * The snapshot changes only with what it describes, so a crash at any point resumes from the last
+ * committed batch or chunk and converges; a failed run leaves project and snapshot in step, and
+ * the next run's diff is still exact.
+ */
+import type { Row } from '../../connectors/warehouse.js';
+import type { Db } from '../db/knex.js';
+import { loadMirrorRows, markMirrorRows, removeMirrorRows, unseenMirrorKeys } from '../db/mirror-rows.repo.js';
+import { classifyRows, MIRROR_KEY_MAX, nullColumns, rowHash } from '../domain/mirror-diff.js';
+import type { MapOutcome, ProfileUpdateOut } from '../domain/warehouse-mapping.js';
+import { applyGroupUpdates, applyProfileUpdates } from '../ingest/profiles.ingest.js';
+import type { EventStore } from '../store/event-store.js';
+import { selectEventRows } from '../store/event-rows.js';
+import type { PreparedEventBatch } from './event-reader.js';
+import { commitStaged, type BatchRecorder } from './sync-batch.js';
+import type { SyncState } from './sync-state.js';
+
+export interface MirrorContext {
+  db: Db;
+  events: EventStore;
+  record: BatchRecorder;
+  projectId: number;
+  importId: number;
+  runId: string;
+}
+
+/** How a people or groups table maps for a mirror: the profile mapper and the columns that are not properties. */
+export interface MirrorProfileWriter {
+  kind: 'people' | 'groups';
+  map: (row: Row) => MapOutcome<ProfileUpdateOut>;
+  /** The id, time and JSON columns: never `$unset` as properties. */
+  mapped: ReadonlySet<string>;
+}
+
+const duplicateMessage = (key: string) => `duplicate key '${key}': a mirrored table needs one row per key (the first row read is kept)`;
+
+/** One prepared events batch of a mirror run. False (nothing written) when the run is no longer ours. */
+export async function commitMirrorEventBatch(mc: MirrorContext, state: SyncState, batch: PreparedEventBatch): Promise<boolean> {
+  const staged = state.stage();
+  for (const r of batch.rejected) staged.reject(r.row, r.field, r.message);
+  staged.read(batch.read);
+  const { hashes, rowNumbers } = batch.mirror!;
+  const keys = batch.rows.insertId;
+  return commitStaged(mc, state, staged, async (trx, now) => {
+    const changes = classifyRows(keys, hashes, await loadMirrorRows(trx, mc.importId, keys), mc.runId);
+    const write: number[] = [];
+    const seen: { key: string; hash: string }[] = [];
+    changes.forEach((change, i) => {
+      if (change === 'duplicate') return staged.reject(rowNumbers[i]!, '$insert_id', duplicateMessage(keys[i]!));
+      seen.push({ key: keys[i]!, hash: hashes[i]! });
+      if (change === 'same') return;
+      write.push(i);
+      if (change === 'insert') staged.counts.numImported += 1;
+      else staged.counts.numUpdated += 1;
+    });
+    if (write.length > 0) {
+      await mc.events.updateByKey({ projectId: mc.projectId, source: 'warehouse-import', rows: selectEventRows(batch.rows, write), now }, { within: trx });
+    }
+    await markMirrorRows(trx, mc.importId, seen, mc.runId);
+  });
+}
+
+/** One batch of people or group rows of a mirror run. False (nothing written) when the run is no longer ours. */
+export async function commitMirrorProfileBatch(mc: MirrorContext, state: SyncState, writer: MirrorProfileWriter, rows: Row[]): Promise<boolean> {
+  const staged = state.stage();
+  const first = staged.checkpoint.offset + 1;
+  const mapped: { rowNumber: number; key: string; hash: string; update: ProfileUpdateOut }[] = [];
+  rows.forEach((row, i) => {
+    const out = writer.map(row);
+    if (!out.ok) return staged.reject(first + i, out.field, out.message);
+    const { $time: _time, ...update } = out.value;
+    const key = String(writer.kind === 'people' ? update.$distinct_id : update.$group_id);
+    if (key.length > MIRROR_KEY_MAX) return staged.reject(first + i, '', `key '${key.slice(0, 40)}…' is longer than ${MIRROR_KEY_MAX} characters`);
+    const unset = nullColumns(row, writer.mapped);
+    // The warehouse is the truth: the row's values win whatever its time, and `$last_seen` stays.
+    mapped.push({ rowNumber: first + i, key, hash: rowHash(row), update: { ...update, ...(unset.length > 0 ? { $unset: unset } : {}), $ignore_time: true } as ProfileUpdateOut });
+  });
+  staged.read(rows.length);
+
+  return commitStaged(mc, state, staged, async (trx, now) => {
+    const keys = mapped.map((m) => m.key);
+    const known = await loadMirrorRows(trx, mc.importId, keys);
+    const changes = classifyRows(keys, mapped.map((m) => m.hash), known, mc.runId);
+    const write: number[] = [];
+    changes.forEach((change, i) => {
+      if (change === 'duplicate') staged.reject(mapped[i]!.rowNumber, '', duplicateMessage(keys[i]!));
+      else if (change !== 'same') write.push(i);
+    });
+    const apply = writer.kind === 'people' ? applyProfileUpdates : applyGroupUpdates;
+    const res = await apply(trx, mc.projectId, write.map((i) => mapped[i]!.update), { now });
+    const refused = new Set(res.rejected.map((r) => write[r.index]!));
+    for (const r of res.rejected) staged.reject(mapped[write[r.index]!]!.rowNumber, '', r.message);
+    const seen: { key: string; hash: string }[] = [];
+    changes.forEach((change, i) => {
+      if (change === 'duplicate') return;
+      const key = keys[i]!;
+      if (refused.has(i)) {
+        // Not applied: keep the old entry (seen, so not swept) and try again next run; a new key stays unknown.
+        const old = known.get(key);
+        if (old) seen.push({ key, hash: old.hash });
+        return;
+      }
+      seen.push({ key, hash: mapped[i]!.hash });
+      if (change === 'insert') staged.counts.numImported += 1;
+      else if (change === 'update') staged.counts.numUpdated += 1;
+    });
+    await markMirrorRows(trx, mc.importId, seen, mc.runId);
+  });
+}
+
+/** Keys deleted per committed chunk of the sweep. */
+const SWEEP_CHUNK = 2000;
+
+/**
+ * Deletes what the run did not see (rows vanished from the warehouse): events by insert id, or
+ * profiles, chunk by chunk, each chunk with its count in one transaction. Call once every row of
+ * the run has been read and committed. 'done', 'interrupted' (shutdown: resume later), or false
+ * when the run is no longer ours.
+ */
+export async function sweepVanished(
+  mc: MirrorContext,
+  kind: 'events' | 'people' | 'groups',
+  groupKey: string | undefined,
+  state: SyncState,
+  signal: AbortSignal,
+): Promise<'done' | 'interrupted' | false> {
+  for (;;) {
+    const keys = await unseenMirrorKeys(mc.db, mc.importId, mc.runId, SWEEP_CHUNK);
+    if (keys.length === 0) return 'done';
+    const staged = state.stage();
+    const ours = await commitStaged(mc, state, staged, async (trx, now) => {
+      if (kind === 'events') await mc.events.deleteByKey(mc.projectId, keys, { within: trx });
+      else if (kind === 'people') await applyProfileUpdates(trx, mc.projectId, keys.map((k) => ({ $distinct_id: k, $delete: '' })), { now });
+      else await applyGroupUpdates(trx, mc.projectId, keys.map((k) => ({ $group_key: groupKey, $group_id: k, $delete: '' })), { now });
+      staged.counts.numDeleted += await removeMirrorRows(trx, mc.importId, keys, mc.runId);
+    });
+    if (!ours) return false;
+    if (signal.aborted) return 'interrupted';
+  }
+}

@@ -1,0 +1,301 @@
+/**
+ * Mirror syncs (sync_mode "mirror") end to end: a table mirrored, then rows inserted, updated
+ * (a property set to NULL, a changed event time) and deleted in the warehouse; the next run's
+ * history counts exactly those changes and the project equals the table row for row (events
+ * through /api/2.0/export; people and group profiles as stored). A run after no change changes
+ * nothing and says so.
+ *
+ * Every event store (SQLite, PostgreSQL, ClickHouse, the ClickHouse cluster) runs the events,
+ * people and groups cases from a SQLite source, with the events run split into partitions
+ * (SYNC_PARTITION_ROWS); every other source type runs the events case (unpartitioned) into SQLite.
+ * A worker killed mid-run: test/e2e/warehouse-mirror-crash.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countProfilesIn, profilesAt } from '../../src/db/profile-read.repo.js';
+import { seedProject, type SeededProject } from '../helpers/accounts.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { bigqueryFixtureWith, databricksFixtureWith } from '../helpers/cloud-sources.js';
+import type { TestDb } from '../helpers/db.js';
+import { startInProcessWorker, type InProcessWorker } from '../helpers/job-platform.js';
+import { get, lines, qs } from '../helpers/read-back.js';
+import { createStoreTestDb, storeKindNames } from '../helpers/store-kinds.js';
+import {
+  mysqlSourceFixture,
+  postgresSourceFixture,
+  redshiftSourceFixture,
+  snowflakeSourceFixture,
+  sqliteSourceFixture,
+  type WarehouseSourceFixture,
+  type WarehouseSourceHandle,
+} from '../helpers/warehouse-sources.js';
+import { call, createSourceAndImport, history, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
+
+const T0 = Date.UTC(2024, 5, 1);
+
+interface EvRow {
+  id: number;
+  insert_id: string;
+  event: string;
+  ts: number;
+  user_id: string;
+  plan: string | null;
+  amount: number | null;
+}
+
+const evRow = (id: number): EvRow => ({
+  id,
+  insert_id: `e-${id}`,
+  event: `ev${id % 5}`,
+  ts: T0 + id * 1000,
+  user_id: `u${id % 97}`,
+  plan: id % 3 === 0 ? null : `plan-${id % 4}`,
+  amount: id % 2 === 0 ? id / 2 : null,
+});
+
+const EV_COLUMNS = [
+  { name: 'id', type: 'integer' as const, notNull: true },
+  { name: 'insert_id', type: 'text' as const, notNull: true },
+  { name: 'event', type: 'text' as const, notNull: true },
+  { name: 'ts', type: 'integer' as const, notNull: true },
+  { name: 'user_id', type: 'text' as const },
+  { name: 'plan', type: 'text' as const },
+  { name: 'amount', type: 'real' as const },
+];
+
+const PROFILE_COLUMNS = [
+  { name: 'id', type: 'text' as const, notNull: true },
+  { name: 'updated', type: 'integer' as const, notNull: true },
+  { name: 'name', type: 'text' as const },
+  { name: 'tier', type: 'text' as const },
+];
+const profileRow = (i: number) => ({ id: `p${i}`, updated: T0 + i, name: `name ${i}`, tier: i % 2 === 0 ? 'gold' : null });
+
+/** What a stored event of `r` looks like: the mapped columns, and the rest as properties (nulls left out). */
+function expectedEvent(r: EvRow) {
+  const props: Record<string, unknown> = { id: r.id };
+  if (r.plan !== null) props.plan = r.plan;
+  if (r.amount !== null) props.amount = r.amount;
+  return { event: r.event, time: r.ts, distinct_id: r.user_id, insert_id: r.insert_id, props };
+}
+
+/** A mirror harness: one app, one worker and one source per describe. */
+function harness(storeKind: string, fixture: WarehouseSourceFixture, overrides: Record<string, string | number> = {}) {
+  const h = {} as { t: TestDb; app: TestApp; worker: InProcessWorker; src: WarehouseSourceHandle; p: SeededProject; api: Api };
+  beforeAll(async () => {
+    h.t = await createStoreTestDb(storeKind);
+    h.src = await fixture.create();
+    h.app = await startTestApp(h.t.db, { ...h.src.serverConfig, WAREHOUSE_READER_THREAD: 'off', ...overrides });
+    h.worker = await startInProcessWorker(h.t.db, h.app.config, { queueNames: ['warehouse-sync'] });
+    h.p = await seedProject(h.t.db);
+    h.api = { url: h.app.url, basic: h.p.basic, projectId: h.p.id };
+  }, 120_000);
+  afterAll(async () => {
+    await h.worker?.close();
+    await h.app?.queues.queues['warehouse-sync'].obliterate({ force: true });
+    await h.app?.close();
+    await h.src?.cleanup();
+    await h.t?.destroy();
+  });
+  return h;
+}
+
+/** A call on the project's app API (`/api/app/projects/{pid}{path}`). */
+async function appCall(api: Api, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${api.url}/api/app/projects/${api.projectId}${path}`, {
+    method,
+    headers: { authorization: api.basic, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+async function syncOnce(api: Api, importId: number) {
+  const { run_id } = await manualSync(api, importId);
+  const run = await waitForRun(api, importId, run_id, 120_000);
+  expect(run.status, `${run.error} ${JSON.stringify(run.log)}`).toBe('SUCCEEDED');
+  return run;
+}
+
+const changes = (run: any) => [run.num_events_imported, run.num_events_updated, run.num_events_deleted];
+
+async function exportedEvents(api: Api, appUrl: string) {
+  const res = await get(`${appUrl}/api/2.0/export${qs({ project_id: api.projectId, from_date: '2024-05-31', to_date: '2024-07-31' })}`, api.basic);
+  expect(res.status).toBe(200);
+  return lines(res.text).map((l) => {
+    const { time, distinct_id, $insert_id, ...rest } = l.properties;
+    const props: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(rest)) if (!k.startsWith('$') && k !== 'mp_processing_time_ms') props[k] = v;
+    return { event: l.event, time: Math.round(Number(time) * 1000), distinct_id, insert_id: $insert_id, props };
+  });
+}
+
+const byInsertId = <T extends { insert_id: string }>(xs: T[]) => [...xs].sort((a, b) => (a.insert_id < b.insert_id ? -1 : a.insert_id > b.insert_id ? 1 : 0));
+
+/**
+ * The events case: N rows mirrored; then 70 inserted, 100 updated (50 with a property set to
+ * NULL, 50 with a later event time), 50 deleted; then nothing.
+ */
+async function mirrorEventsCase(h: ReturnType<typeof harness>, n: number, expectPartitions: boolean) {
+  const table = new Map<number, EvRow>();
+  for (let i = 1; i <= n; i++) table.set(i, evRow(i));
+  await h.src.createTable({ name: 'mirror_ev', columns: EV_COLUMNS });
+  await h.src.insertRows('mirror_ev', [...table.values()]);
+  const { importId } = await createSourceAndImport(h.api, h.src.sourceBody(), {
+    import_type: 'events',
+    table_params: { table: h.src.tableRef('mirror_ev') },
+    sync_mode: 'mirror',
+    schedule: 'api_only',
+    event_column_name: 'event',
+    time_column_name: 'ts',
+    insert_id_column_name: 'insert_id',
+    user_column_name: 'user_id',
+  });
+
+  const first = await syncOnce(h.api, importId);
+  expect(changes(first)).toEqual([n, 0, 0]);
+  if (expectPartitions) expect(first.partitions.total).toBeGreaterThan(1);
+
+  // In the warehouse: 70 new rows, 50 rows' plan set to NULL, 50 rows' time moved, 50 rows deleted.
+  const added = Array.from({ length: 70 }, (_, k) => evRow(n + 1 + k));
+  await h.src.insertRows('mirror_ev', added);
+  for (const r of added) table.set(r.id, r);
+  await h.src.exec(`UPDATE mirror_ev SET plan = NULL WHERE id BETWEEN 1 AND 75 AND plan IS NOT NULL`);
+  const nulled = [...table.values()].filter((r) => r.id <= 75 && r.plan !== null);
+  expect(nulled.length).toBe(50);
+  for (const r of nulled) r.plan = null;
+  await h.src.exec(`UPDATE mirror_ev SET ts = ts + 7000 WHERE id BETWEEN 101 AND 150`);
+  for (let i = 101; i <= 150; i++) table.get(i)!.ts += 7000;
+  await h.src.exec(`DELETE FROM mirror_ev WHERE id BETWEEN 201 AND 250`);
+  for (let i = 201; i <= 250; i++) table.delete(i);
+
+  const second = await syncOnce(h.api, importId);
+  expect(changes(second)).toEqual([70, 100, 50]);
+  expect(second.rows_read).toBe(n + 20);
+  expect(byInsertId(await exportedEvents(h.api, h.app.url))).toEqual(byInsertId([...table.values()].map(expectedEvent)));
+
+  const third = await syncOnce(h.api, importId);
+  expect(changes(third)).toEqual([0, 0, 0]);
+  expect(third.log.join('\n')).toMatch(/the table is unchanged since the last run, so nothing changed/);
+  expect((await exportedEvents(h.api, h.app.url)).length).toBe(table.size);
+
+  // Usage counts the replaced and deleted events apart from the new ones.
+  const usage = await appCall(h.api, 'GET', '/usage');
+  if (new Date().toISOString().slice(0, 7) === usage.body.results.month) {
+    expect(usage.body.results).toMatchObject({ events_updated: 100, events_deleted: 50 });
+    expect(usage.body.results.sources['warehouse-import']).toBe(n + 70);
+  }
+  return importId;
+}
+
+/** People or groups: 300 rows; then 20 inserted, 30 updated (10 with a column now NULL), 15 deleted; then nothing. */
+async function mirrorProfilesCase(h: ReturnType<typeof harness>, kind: 'people' | 'groups') {
+  const name = `mirror_${kind}`;
+  const table = new Map<number, ReturnType<typeof profileRow>>();
+  for (let i = 1; i <= 300; i++) table.set(i, profileRow(i));
+  await h.src.createTable({ name, columns: PROFILE_COLUMNS });
+  await h.src.insertRows(name, [...table.values()]);
+  const mapping = kind === 'people' ? { user_column_name: 'id' } : { group_key: 'company', group_id_column: 'id' };
+  const { importId } = await createSourceAndImport(h.api, h.src.sourceBody(), {
+    import_type: kind,
+    table_params: { table: h.src.tableRef(name) },
+    sync_mode: 'mirror',
+    schedule: 'api_only',
+    time_column_name: 'updated',
+    ...mapping,
+  });
+  expect(changes(await syncOnce(h.api, importId))).toEqual([300, 0, 0]);
+
+  const added = Array.from({ length: 20 }, (_, k) => profileRow(301 + k));
+  await h.src.insertRows(name, added);
+  for (const r of added) table.set(Number(r.id.slice(1)), r);
+  // 10 gold rows lose their tier (a column now NULL); 20 rows get a new name with an OLDER time.
+  await h.src.exec(`UPDATE ${name} SET tier = NULL WHERE updated BETWEEN ${T0 + 2} AND ${T0 + 20} AND tier IS NOT NULL`);
+  for (let i = 2; i <= 20; i += 2) table.get(i)!.tier = null;
+  await h.src.exec(`UPDATE ${name} SET name = 'renamed', updated = ${T0 - 5} WHERE updated BETWEEN ${T0 + 41} AND ${T0 + 60}`);
+  for (let i = 41; i <= 60; i++) Object.assign(table.get(i)!, { name: 'renamed', updated: T0 - 5 });
+  await h.src.exec(`DELETE FROM ${name} WHERE updated BETWEEN ${T0 + 101} AND ${T0 + 115}`);
+  for (let i = 101; i <= 115; i++) table.delete(i);
+
+  expect(changes(await syncOnce(h.api, importId))).toEqual([20, 30, 15]);
+  const scope = kind === 'people' ? { projectId: h.api.projectId } : { projectId: h.api.projectId, groupKey: 'company' };
+  expect(await countProfilesIn(h.t.db, scope)).toBe(table.size);
+  const stored = await profilesAt(h.t.db, scope, 0, 1000);
+  const got = Object.fromEntries(stored.map((s) => [s.id, { name: s.properties.name, tier: s.properties.tier }]));
+  const want = Object.fromEntries([...table.values()].map((r) => [r.id, { name: r.name, tier: r.tier ?? undefined }]));
+  expect(got).toEqual(want);
+
+  expect(changes(await syncOnce(h.api, importId))).toEqual([0, 0, 0]);
+}
+
+describe.each(storeKindNames())('mirror sync into a %s event store (SQLite source)', (storeKind) => {
+  const h = harness(storeKind, sqliteSourceFixture, { SYNC_PARTITION_ROWS: 4000, WAREHOUSE_BATCH_SIZE: 1500 });
+
+  it('events: 10k rows, then exactly 70 inserted / 100 updated / 50 deleted, then 0 / 0 / 0; export equals the table', async () => {
+    await mirrorEventsCase(h, 10_000, true);
+  }, 180_000);
+
+  it('people: new, changed (a column now NULL, an older row time) and vanished rows; then no change', async () => {
+    await mirrorProfilesCase(h, 'people');
+  }, 60_000);
+
+  it('groups: the same under the group key', async () => {
+    await mirrorProfilesCase(h, 'groups');
+  }, 60_000);
+});
+
+const otherSources = [postgresSourceFixture, mysqlSourceFixture, redshiftSourceFixture, snowflakeSourceFixture, bigqueryFixtureWith(1000), databricksFixtureWith(1000)].filter((f) => f.available());
+
+describe.each(otherSources.map((f) => [f.type, f] as const))('mirror sync from a %s source (snapshot diff)', (_type, fixture) => {
+  const h = harness('sqlite', fixture);
+
+  it('events: exactly 70 inserted / 100 updated / 50 deleted, then 0 / 0 / 0; export equals the table', async () => {
+    await mirrorEventsCase(h, 1500, false);
+  }, 180_000);
+});
+
+describe('mirror imports: bad input', () => {
+  const h = harness('sqlite', sqliteSourceFixture);
+  const base = (extra: Record<string, unknown>) => ({ table_params: { table: 'bad_input' }, schedule: 'api_only', sync_mode: 'mirror', ...extra });
+
+  it('refuses mirror without an insert-ID column, on a lookup table, and a mode switch of an existing import', async () => {
+    await h.src.createTable({ name: 'bad_input', columns: EV_COLUMNS });
+    const src = await call(h.api, 'POST', '', h.src.sourceBody());
+    const sourceId = src.body.results.id;
+    const create = (body: Record<string, unknown>) => call(h.api, 'POST', '/imports', { warehouse_source_id: sourceId, ...body });
+
+    const noKey = await create(base({ import_type: 'events', event_column_name: 'event', time_column_name: 'ts' }));
+    expect(noKey.status).toBe(400);
+    expect(noKey.body.error).toMatch(/insert_id_column_name is required with sync_mode mirror/);
+
+    const lt = await appCall(h.api, 'POST', '/lookup-tables', { name: 'plans' });
+    const lookup = await create(base({ import_type: 'lookup_table', property_key_column_name: 'plan', lookup_table_id: lt.body.results.id }));
+    expect(lookup.status).toBe(400);
+    expect(lookup.body.error).toMatch(/lookup_table imports .*not mirror/);
+
+    const ok = await create(base({ import_type: 'events', event_column_name: 'event', time_column_name: 'ts', insert_id_column_name: 'insert_id' }));
+    expect(ok.status).toBe(200);
+    const patch = await call(h.api, 'PATCH', `/imports/${ok.body.results.id}`, { sync_mode: 'full_sync' });
+    expect(patch.status).toBe(400);
+    expect(patch.body.error).toMatch(/unknown field 'sync_mode'.*a sync mode is fixed when the import is created/);
+  });
+
+  it('a row whose key repeats is rejected with its row number; the first row read is kept', async () => {
+    await h.src.createTable({ name: 'dup_ev', columns: EV_COLUMNS });
+    await h.src.insertRows('dup_ev', [evRow(1), evRow(2), { ...evRow(3), insert_id: 'e-2', event: 'other' }]);
+    const { importId } = await createSourceAndImport(h.api, h.src.sourceBody('dups'), {
+      import_type: 'events',
+      table_params: { table: 'dup_ev' },
+      sync_mode: 'mirror',
+      schedule: 'api_only',
+      event_column_name: 'event',
+      time_column_name: 'ts',
+      insert_id_column_name: 'insert_id',
+      user_column_name: 'user_id',
+    });
+    const run = await syncOnce(h.api, importId);
+    expect(changes(run)).toEqual([2, 0, 0]);
+    expect(run.rows_skipped).toBe(1);
+    expect(run.log.join('\n')).toMatch(/row \d rejected: \$insert_id: duplicate key 'e-2'/);
+    expect(changes(await syncOnce(h.api, importId))).toEqual([0, 0, 0]);
+  });
+});
