@@ -4,7 +4,8 @@
  * - `floor`: bare inserts into the store of events shaped exactly like a sync's output (same
  *   properties, stamps and 32-hex insert ids), 2000 per transaction — what storing costs alone;
  * - `sync`: a whole events sync run by the warehouse-sync handler as a worker would (describe,
- *   count, read, map, validate, store, checkpoint per batch) from a SQLite or Postgres source.
+ *   count, read, map, validate, store, checkpoint per batch) from a SQLite or Postgres source;
+ * - `mirror`: a mirror run over a table where 1 % of the rows changed since the last run.
  */
 import crypto from 'node:crypto';
 import Database from 'better-sqlite3';
@@ -135,7 +136,8 @@ export async function floor(args: SyncCaseArgs): Promise<SyncCaseResult> {
   return { rows: args.rows, seconds, stored };
 }
 
-export async function sync(args: SyncCaseArgs): Promise<SyncCaseResult> {
+/** A project, a source and an import of `args` in a fresh store; `run()` runs one sync of it as a worker would. */
+async function syncHarness(args: SyncCaseArgs, mode: Record<string, unknown>) {
   const secretsKey = crypto.randomBytes(32).toString('hex');
   // The bench's sources are on loopback and in a scratch directory: the operator's opt-in.
   const config = configFrom({ DATABASE_URL: args.store, SECRETS_KEY: secretsKey, NODE_ENV: 'test', LOG_LEVEL: 'silent', SYNC_PARTITION_ROWS: '1000000000', WAREHOUSE_ALLOWED_HOSTS: '127.0.0.1,localhost', WAREHOUSE_SQLITE_ALLOWED_DIRS: '/' });
@@ -155,32 +157,61 @@ export async function sync(args: SyncCaseArgs): Promise<SyncCaseResult> {
     warehouse_source_id: source.id,
     import_type: 'events',
     table_params: { table },
-    sync_mode: 'full_sync',
     schedule: 'api_only',
     event_column_name: 'event',
     time_column_name: 'ts',
     user_column_name: 'user_id',
+    ...mode,
   });
-  const runId = crypto.randomUUID();
-  await insertRunIfFree(db, { id: runId, importId: imp.id as number, projectId: project.id, trigger: 'manual', jobId: `warehouse-sync-${runId}`, log: [], now: Date.now() });
-  const ctx: JobContext = {
-    db,
-    events: benchEventStore(db),
-    log: silentLogger,
-    config,
-    secrets,
-    queues: undefined as unknown as JobQueues, // the handler never enqueues
-    signal: new AbortController().signal,
-    progress: async () => {},
-    logLine: async () => {},
-    attempt: 1,
-    jobId: `warehouse-sync-${runId}`,
+  const run = async (): Promise<number> => {
+    const runId = crypto.randomUUID();
+    await insertRunIfFree(db, { id: runId, importId: imp.id as number, projectId: project.id, trigger: 'manual', jobId: `warehouse-sync-${runId}`, log: [], now: Date.now() });
+    const ctx: JobContext = {
+      db,
+      events: benchEventStore(db),
+      log: silentLogger,
+      config,
+      secrets,
+      queues: undefined as unknown as JobQueues, // the handler never enqueues
+      signal: new AbortController().signal,
+      progress: async () => {},
+      logLine: async () => {},
+      attempt: 1,
+      jobId: `warehouse-sync-${runId}`,
+    };
+    const started = process.hrtime.bigint();
+    const outcome = await runWarehouseSync(runId, ctx);
+    if (outcome !== 'succeeded') throw new Error(`sync ended ${outcome}`);
+    return Number(process.hrtime.bigint() - started) / 1e9;
   };
-  const started = process.hrtime.bigint();
-  const outcome = await runWarehouseSync(runId, ctx);
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (outcome !== 'succeeded') throw new Error(`sync ended ${outcome}`);
-  const stored = await countEvents(db, project.id);
-  await db.destroy();
+  return { db, project, run };
+}
+
+export async function sync(args: SyncCaseArgs): Promise<SyncCaseResult> {
+  const h = await syncHarness(args, { sync_mode: 'full_sync' });
+  const seconds = await h.run();
+  const stored = await countEvents(h.db, h.project.id);
+  await h.db.destroy();
   return { rows: args.rows, seconds, stored };
+}
+
+/**
+ * A mirror of a SQLite source table (its own copy: this changes it): the first run loads it,
+ * then 1 % of the rows change in the warehouse (0.5 % updated, 0.25 % deleted, 0.25 % added) and
+ * the second run — the one measured — follows them. `seconds` is the second run's.
+ */
+export async function mirror(args: SyncCaseArgs): Promise<SyncCaseResult & { initialSeconds: number; changed: number[] }> {
+  if (args.source.type !== 'sqlite') throw new Error('mirror bench: SQLite source only');
+  const h = await syncHarness(args, { sync_mode: 'mirror', insert_id_column_name: 'id' });
+  const initialSeconds = await h.run();
+  const src = new Database(args.source.path);
+  src.exec(`UPDATE ${TABLE} SET url = 'changed' WHERE id % 200 = 0`);
+  src.exec(`DELETE FROM ${TABLE} WHERE id % 400 = 1`);
+  src.exec(`INSERT INTO ${TABLE} SELECT id + ${args.rows}, event, ts, user_id, url, plan, amount FROM ${TABLE} WHERE id % 400 = 2`);
+  src.close();
+  const seconds = await h.run();
+  const last = await h.db('sync_runs').orderBy('created_at', 'desc').first();
+  const stored = await countEvents(h.db, h.project.id);
+  await h.db.destroy();
+  return { rows: args.rows, seconds, stored, initialSeconds, changed: [Number(last.num_imported), Number(last.num_updated), Number(last.num_deleted)] };
 }

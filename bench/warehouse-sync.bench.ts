@@ -2,7 +2,7 @@
  * Warehouse sync throughput (issue 4), in the same run as its floor: (a) bare inserts into the
  * store of events shaped like a sync's output, (b) an events sync of a 1M-row SQLite table,
  * (c) the same for 100k rows (peak RSS must match (b): memory flat), (d) from a 1M-row Postgres
- * table. Store: SQLite (the default); with Postgres reachable, also (e)/(f) floor and sync into a
+ * table; (g)/(h) a mirror run over those tables with 1 % of the rows changed, against (b)/(c)'s time. Store: SQLite (the default); with Postgres reachable, also (e)/(f) floor and sync into a
  * Postgres store. Every case runs in its own process; best of BENCH_REPEATS (default 2).
  */
 import fs from 'node:fs';
@@ -50,17 +50,24 @@ export const bench: BenchModule = {
     if (pgSchema) schemas.push(pgSchema);
 
     const k = (rows: number) => (rows >= 1_000_000 ? `${rows / 1_000_000}M` : `${Math.round(rows / 1000)}k`);
-    const measure = async (name: string, fn: 'floor' | 'sync', args: SyncCaseArgs): Promise<M> => {
+    const measure = async (name: string, fn: 'floor' | 'sync' | 'mirror', args: SyncCaseArgs): Promise<M> => {
       ctx.log(`warehouse: ${name}`);
-      const { result, peakRssMb } = await runIsolated<SyncCaseResult>(CASES, fn, args);
+      const { result, peakRssMb } = await runIsolated<SyncCaseResult & { changed?: number[] }>(CASES, fn, args);
       if (result.stored !== args.rows) throw new Error(`${name}: stored ${result.stored} of ${args.rows} events`);
+      if (result.changed) ctx.log(`warehouse: ${name}: inserted/updated/deleted ${result.changed.join(' / ')}`);
       return { rate: result.rows / result.seconds, peakRssMb };
+    };
+    /** The mirror cases change their table: each gets a fresh copy. */
+    const copyOf = (file: string) => {
+      const copy = path.join(ctx.tmpDir, `wh-mirror-${++n}.sqlite`);
+      fs.copyFileSync(file, copy);
+      return copy;
     };
     const best = (x: M | undefined, y: M) => (x && x.rate >= y.rate ? x : y);
     const sqliteSrc = (file: string) => ({ type: 'sqlite' as const, path: file });
     const pgSrc = () => ({ type: 'postgres' as const, url: ctx.pgUrl!, schema: pgSchema! });
 
-    let floor: M | undefined, syncBig: M | undefined, syncSmall: M | undefined, syncPg: M | undefined;
+    let floor: M | undefined, syncBig: M | undefined, syncSmall: M | undefined, syncPg: M | undefined, mirrorBig: M | undefined, mirrorSmall: M | undefined;
     let pgFloor: M | undefined, pgSync: M | undefined;
     try {
       for (let r = 0; r < repeats; r++) {
@@ -68,6 +75,8 @@ export const bench: BenchModule = {
         floor = best(floor, await measure('(a) floor: bare inserts into the SQLite store', 'floor', { rows: big, store: storeFile(), source: sqliteSrc(bigFile) }));
         syncBig = best(syncBig, await measure(`(b) sync ${k(big)}-row SQLite table → SQLite store`, 'sync', { rows: big, store: storeFile(), source: sqliteSrc(bigFile) }));
         syncSmall = best(syncSmall, await measure(`(c) sync ${k(small)}-row SQLite table → SQLite store`, 'sync', { rows: small, store: storeFile(), source: sqliteSrc(smallFile) }));
+        mirrorBig = best(mirrorBig, await measure(`(g) mirror ${k(big)}-row table, 1% changed`, 'mirror', { rows: big, store: storeFile(), source: sqliteSrc(copyOf(bigFile)) }));
+        mirrorSmall = best(mirrorSmall, await measure(`(h) mirror ${k(small)}-row table, 1% changed`, 'mirror', { rows: small, store: storeFile(), source: sqliteSrc(copyOf(smallFile)) }));
         if (pgSchema) {
           syncPg = best(syncPg, await measure(`(d) sync ${k(big)}-row Postgres table → SQLite store`, 'sync', { rows: big, store: storeFile(), source: pgSrc() }));
           pgFloor = best(pgFloor, await measure('(e) floor: bare inserts into a Postgres store', 'floor', { rows: big, ...pgStore(), source: sqliteSrc(bigFile) }));
@@ -79,13 +88,16 @@ export const bench: BenchModule = {
       fs.rmSync(bigFile, { force: true });
       fs.rmSync(smallFile, { force: true });
     }
-    if (!floor || !syncBig || !syncSmall) throw new Error('no measurement');
+    if (!floor || !syncBig || !syncSmall || !mirrorBig || !mirrorSmall) throw new Error('no measurement');
     const of = (x: M, base: M) => `${(x.rate / base.rate).toFixed(2)} of floor`;
     const section = 'warehouse sync';
     const rows: BenchRow[] = [
       { section, name: '(a) floor: bare inserts, SQLite store', unit: 'events/s', value: floor.rate, peakRssMb: floor.peakRssMb, note: `${big} events shaped like a sync's, 2000/txn, best of ${repeats}` },
       { section, name: `(b) sync ${k(big)}-row SQLite table → SQLite`, unit: 'rows/s', value: syncBig.rate, ratio: of(syncBig, floor), peakRssMb: syncBig.peakRssMb, note: 'target ≥ 0.7 of floor' },
       { section, name: `(c) sync ${k(small)}-row SQLite table → SQLite`, unit: 'rows/s', value: syncSmall.rate, ratio: of(syncSmall, floor), peakRssMb: syncSmall.peakRssMb, note: `RSS vs (b): memory flat as rows ×10` },
+      // Rows read per second of the whole run; its time as a fraction of a full_sync of the same table is the point.
+      { section, name: `(g) mirror run, ${k(big)}-row table, 1% changed`, unit: 'rows/s', value: mirrorBig.rate, ratio: `${(syncBig.rate / mirrorBig.rate).toFixed(2)} of (b)'s time`, peakRssMb: mirrorBig.peakRssMb, note: '0.25% added, 0.5% updated, 0.25% deleted; reads every row, writes the 1%' },
+      { section, name: `(h) mirror run, ${k(small)}-row table, 1% changed`, unit: 'rows/s', value: mirrorSmall.rate, ratio: `${(syncSmall.rate / mirrorSmall.rate).toFixed(2)} of (c)'s time`, peakRssMb: mirrorSmall.peakRssMb, note: `RSS vs (g): memory flat as rows ×10` },
     ];
     if (syncPg && pgFloor && pgSync) {
       rows.push(

@@ -32,7 +32,7 @@ import { call, createSourceAndImport, history, manualSync, waitForRun, type Api 
 
 const T0 = Date.UTC(2024, 5, 1);
 
-interface EvRow {
+type EvRow = {
   id: number;
   insert_id: string;
   event: string;
@@ -40,7 +40,7 @@ interface EvRow {
   user_id: string;
   plan: string | null;
   amount: number | null;
-}
+};
 
 const evRow = (id: number): EvRow => ({
   id,
