@@ -28,7 +28,7 @@ import {
   type WarehouseSourceFixture,
   type WarehouseSourceHandle,
 } from '../helpers/warehouse-sources.js';
-import { call, createSourceAndImport, history, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
+import { call, createSourceAndImport, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
 
 const T0 = Date.UTC(2024, 5, 1);
 
@@ -69,6 +69,18 @@ const PROFILE_COLUMNS = [
   { name: 'tier', type: 'text' as const },
 ];
 const profileRow = (i: number) => ({ id: `p${i}`, updated: T0 + i, name: `name ${i}`, tier: i % 2 === 0 ? 'gold' : null });
+
+/** A mirror events import of a table with EV_COLUMNS. */
+const mirrorEventsImport = (table: string) => ({
+  import_type: 'events',
+  table_params: { table },
+  sync_mode: 'mirror',
+  schedule: 'api_only',
+  event_column_name: 'event',
+  time_column_name: 'ts',
+  insert_id_column_name: 'insert_id',
+  user_column_name: 'user_id',
+});
 
 /** What a stored event of `r` looks like: the mapped columns, and the rest as properties (nulls left out). */
 function expectedEvent(r: EvRow) {
@@ -140,16 +152,7 @@ async function mirrorEventsCase(h: ReturnType<typeof harness>, n: number, expect
   for (let i = 1; i <= n; i++) table.set(i, evRow(i));
   await h.src.createTable({ name: 'mirror_ev', columns: EV_COLUMNS });
   await h.src.insertRows('mirror_ev', [...table.values()]);
-  const { importId } = await createSourceAndImport(h.api, h.src.sourceBody(), {
-    import_type: 'events',
-    table_params: { table: h.src.tableRef('mirror_ev') },
-    sync_mode: 'mirror',
-    schedule: 'api_only',
-    event_column_name: 'event',
-    time_column_name: 'ts',
-    insert_id_column_name: 'insert_id',
-    user_column_name: 'user_id',
-  });
+  const { importId } = await createSourceAndImport(h.api, h.src.sourceBody(), mirrorEventsImport(h.src.tableRef('mirror_ev')));
 
   const first = await syncOnce(h.api, importId);
   expect(changes(first)).toEqual([n, 0, 0]);
@@ -282,16 +285,7 @@ describe('mirror imports: bad input', () => {
   it('a row whose key repeats is rejected with its row number; the first row read is kept', async () => {
     await h.src.createTable({ name: 'dup_ev', columns: EV_COLUMNS });
     await h.src.insertRows('dup_ev', [evRow(1), evRow(2), { ...evRow(3), insert_id: 'e-2', event: 'other' }]);
-    const { importId } = await createSourceAndImport(h.api, h.src.sourceBody('dups'), {
-      import_type: 'events',
-      table_params: { table: 'dup_ev' },
-      sync_mode: 'mirror',
-      schedule: 'api_only',
-      event_column_name: 'event',
-      time_column_name: 'ts',
-      insert_id_column_name: 'insert_id',
-      user_column_name: 'user_id',
-    });
+    const { importId } = await createSourceAndImport(h.api, h.src.sourceBody('dups'), mirrorEventsImport('dup_ev'));
     const run = await syncOnce(h.api, importId);
     expect(changes(run)).toEqual([2, 0, 0]);
     expect(run.rows_skipped).toBe(1);
