@@ -98,5 +98,13 @@ export function withReadDeadline(c: WarehouseConnector, ms: number): WarehouseCo
     wrapped.splitPoints = (spec, column, every, ctx) =>
       cancellable(ctx, ms, 'planning the partitions', (signal) => splitPoints(spec, column, every, { ...ctx, signal }));
   }
+  if (c.changePoint) {
+    const changePoint = c.changePoint.bind(c);
+    wrapped.changePoint = (ctx) => cancellable(ctx, ms, 'reading the source clock', (signal) => changePoint({ ...ctx, signal }));
+  }
+  if (c.streamChanges) {
+    const streamChanges = c.streamChanges.bind(c);
+    wrapped.streamChanges = (spec, since, key, ctx) => bounded((signal) => streamChanges(spec, since, key, { ...ctx, signal }), ctx, ms);
+  }
   return wrapped;
 }

@@ -84,7 +84,31 @@ export interface WarehouseConnector {
    * larger partition. Without it a run is never partitioned.
    */
   splitPoints?(spec: ReadSpec, column: string, every: number, ctx: ConnectorContext): Promise<(string | number)[]>;
+  /**
+   * Additive, optional: the warehouse's own change tracking (Snowflake's CHANGES clause), used by
+   * mirror syncs instead of reading the whole table. `changePoint` is the source's "now" (epoch ms)
+   * — taken before a read, it is where the next run's changes start. `streamChanges` yields the
+   * net changes of a TABLE since `since` (a point taken earlier), ordered by `keyColumn` with a
+   * key's delete before its insert; `row` has the spec's columns only. It throws
+   * ChangesUnavailable when the table has no change tracking, or not back to `since`.
+   */
+  changePoint?(ctx: ConnectorContext): Promise<number>;
+  streamChanges?(spec: ReadSpec, since: number, keyColumn: string, ctx: ConnectorContext): AsyncIterable<ChangeRow>;
   close(): Promise<void>;
+}
+
+/** One net change of a tracked table: the row's current version, or the last version of a deleted row. */
+export interface ChangeRow {
+  action: 'upsert' | 'delete';
+  row: Row;
+}
+
+/** The table's change tracking cannot answer (not enabled, or not as far back as asked): read it whole instead. */
+export class ChangesUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ChangesUnavailable';
+  }
 }
 
 /**

@@ -17,7 +17,6 @@ import { findProjectById } from '../src/db/accounts.repo.js';
 import { finishRun, findRun, startAttempt, ACTIVE_STATUSES, ZERO_COUNTS, type SyncCheckpoint, type SyncRun } from '../src/db/sync-runs.repo.js';
 import { findImport, findSource, setWatermark, type WarehouseImport, type WarehouseSource } from '../src/db/warehouse.repo.js';
 import { appendLog, logLine } from '../src/domain/sync-log.js';
-import { compareWatermarks } from '../src/domain/warehouse-values.js';
 import { schemaProblems } from '../src/domain/warehouse-import.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
 import { classifyError, isFinalAttempt } from '../src/runs/failure.js';
@@ -26,11 +25,12 @@ import { syncLookupTable } from '../src/warehouse/lookup-sync.js';
 import { readSpecFor, tableLabel } from '../src/warehouse/read-spec.js';
 import { connectorFor } from '../src/warehouse/sources.service.js';
 import { runRecorder } from '../src/warehouse/sync-batch.js';
-import { outcomeLine, SyncState } from '../src/warehouse/sync-state.js';
+import { nextWatermark, outcomeLine, SyncState } from '../src/warehouse/sync-state.js';
 import { sweepVanished } from '../src/warehouse/mirror-batch.js';
 import type { JobContext } from './types.js';
 import { enqueuePartitionFlow, planPartitions } from './warehouse-sync.partition.js';
 import { mirrorContext, readAndCommit, Superseded } from './warehouse-sync.read.js';
+import { readChangesAndCommit } from './warehouse-sync.changes.js';
 
 export type SyncOutcome = 'succeeded' | 'interrupted' | 'already-finished' | 'cancelled' | 'missing' | 'partitioned';
 
@@ -114,6 +114,21 @@ async function sync({ run, imp, source }: Loaded, attempt: number, state: SyncSt
     if (problems.length > 0) throw new PermanentError(`the source no longer matches the import: ${problems.join('; ')}`);
     const spec = readSpecFor(def, columns, state.checkpoint.after);
     const cctx = { log: ctx.log, signal: ctx.signal };
+    const tracked = def.sync_mode === 'mirror' && 'table' in def.table_params && connector.changePoint !== undefined && connector.streamChanges !== undefined;
+    if (tracked) {
+      // Taken before anything is read: changes made while this run reads are read again by the next.
+      state.checkpoint.changePoint ??= await connector.changePoint!(cctx);
+      if (typeof imp.watermark === 'number' && !state.checkpoint.fullRead) {
+        const line = `reading the changes since ${new Date(imp.watermark).toISOString()} (the warehouse's change tracking)`;
+        state.say(line);
+        await ctx.logLine(line);
+        const read = { run, imp, source, connector, spec, state, record: runRecorder(run.id, attempt), afterCommit: () => ctx.progress({ percent: 0, rows_read: state.counts.rowsRead }) };
+        const out = await readChangesAndCommit(read, imp.watermark, attempt, ctx);
+        if (out === 'interrupted') return interrupted(run.id, attempt, state, ctx);
+        if (out === 'done') return succeed(run, imp, attempt, state, ctx);
+        state.checkpoint = { ...state.checkpoint, fullRead: true, offset: 0 };
+      }
+    }
     if (state.rowsTotal === null && connector.count) {
       state.rowsTotal = await connector.count(spec, cctx).catch((err: unknown) => {
         // A count past the read deadline means the read itself would be too: fail now, not after a second deadline.
@@ -193,12 +208,11 @@ async function interrupted(runId: string, attempt: number, state: SyncState, ctx
 async function succeed(run: SyncRun, imp: WarehouseImport, attempt: number, state: SyncState, ctx: JobContext): Promise<SyncOutcome> {
   const c = state.counts;
   const line = state.say(outcomeLine(c, imp.definition.sync_mode === 'mirror'));
-  const max = state.checkpoint.maxInsertTime;
-  const moveWatermark =
-    imp.definition.sync_mode === 'time_based' && max !== undefined && (imp.watermark === null || compareWatermarks(max, imp.watermark) > 0);
+  const max = nextWatermark(imp, state.checkpoint);
+  const moveWatermark = max !== undefined;
   const done = await ctx.db.transaction(async (trx) => {
     const ok = await finishRun(trx, run.id, 'SUCCEEDED', { checkpoint: state.checkpoint, ...c, rowsTotal: state.rowsTotal, log: state.log, error: null, now: Date.now() }, attempt);
-    if (ok && moveWatermark) await setWatermark(trx, imp.id, max);
+    if (ok && moveWatermark) await setWatermark(trx, imp.id, max!);
     return ok;
   });
   if (!done) throw new Superseded();

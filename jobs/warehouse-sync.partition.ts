@@ -32,7 +32,7 @@ import { flowProgress, partitionLabel, rangesFromPoints, workerId } from '../src
 import { readSpecFor } from '../src/warehouse/read-spec.js';
 import { connectorFor } from '../src/warehouse/sources.service.js';
 import type { BatchRecorder } from '../src/warehouse/sync-batch.js';
-import { outcomeLine, SyncState } from '../src/warehouse/sync-state.js';
+import { nextWatermark, outcomeLine, SyncState } from '../src/warehouse/sync-state.js';
 import { sweepVanished } from '../src/warehouse/mirror-batch.js';
 import type { JobContext } from './types.js';
 import { readAndCommit, Superseded } from './warehouse-sync.read.js';
@@ -219,10 +219,10 @@ async function finishIfComplete(trx: DbOrTrx, runId: string, imp: WarehouseImpor
   }
   const now = Date.now();
   const line = outcomeLine(run, imp.definition.sync_mode === 'mirror', parts.length);
-  const moveWatermark = imp.definition.sync_mode === 'time_based' && max !== undefined && (imp.watermark === null || compareWatermarks(max, imp.watermark) > 0);
-  const lines = [logLine(now, line), ...(moveWatermark ? [logLine(now, `watermark of import ${imp.id} is now ${JSON.stringify(max)}`)] : [])];
+  const watermark = nextWatermark(imp, { maxInsertTime: max, changePoint: run.checkpoint.changePoint });
+  const lines = [logLine(now, line), ...(watermark !== undefined ? [logLine(now, `watermark of import ${imp.id} is now ${JSON.stringify(watermark)}`)] : [])];
   const ok = await finishRun(trx, runId, 'SUCCEEDED', { log: appendLog(run.log, lines), error: null, now });
-  if (ok && moveWatermark) await setWatermark(trx, imp.id, max!);
+  if (ok && watermark !== undefined) await setWatermark(trx, imp.id, watermark);
   return { succeeded: ok, line };
 }
 

@@ -36,13 +36,12 @@ export interface RangeRead {
 /** Reads and commits `spec` to the end ('done') or until the signal aborts ('interrupted'). */
 export async function readAndCommit(r: RangeRead, ctx: JobContext): Promise<'done' | 'interrupted'> {
   const def = r.imp.definition;
-  const insertTimeColumn = def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined;
   const batchSize = ctx.config.WAREHOUSE_BATCH_SIZE;
   const cctx = { log: ctx.log, signal: ctx.signal };
   const mirror = def.sync_mode === 'mirror' ? mirrorContext(r, ctx) : undefined;
 
   if (def.import_type === 'events') {
-    const plan: EventReadPlan = { spec: r.spec, mapping: eventMapping(def), stamp: eventStamp(r.run, r.imp, r.source), batchSize, insertTimeColumn, mirror: mirror !== undefined };
+    const plan = eventReadPlan(r, batchSize);
     const batches = useReaderThread(ctx, r.state)
       ? readEventBatchesInThread({ type: r.source.type, config: openSourceConfig(ctx.secrets, r.source), settings: ctx.config, plan }, ctx.signal)
       : readEventBatches(r.connector, plan, cctx);
@@ -62,8 +61,9 @@ export async function readAndCommit(r: RangeRead, ctx: JobContext): Promise<'don
     return 'done';
   }
 
+  const insertTimeColumn = def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined;
   const bc = { db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId, writer: profileWriter(def), insertTimeColumn };
-  const mirrorWriter = mirror && mirrorProfileWriter(def, bc.writer);
+  const mirrorWriter = mirror && mirrorProfileWriter(def);
   let batch: Row[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
@@ -95,9 +95,23 @@ export function mirrorContext(r: Pick<RangeRead, 'run' | 'imp' | 'record'>, ctx:
   return { db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId, importId: r.imp.id, runId: r.run.id };
 }
 
-function mirrorProfileWriter(def: ImportDefinition, writer: BatchWriter): MirrorProfileWriter {
+export function mirrorProfileWriter(def: ImportDefinition): MirrorProfileWriter {
+  const writer = profileWriter(def);
   const id = writer.kind === 'people' ? def.user_column_name! : def.group_id_column!;
   return { kind: writer.kind, map: writer.map, mapped: new Set([id, def.time_column_name!, ...def.json_properties_column_name]) };
+}
+
+/** How an events read maps, validates and stamps its rows (the same for a full read and a change read). */
+export function eventReadPlan(r: Pick<RangeRead, 'run' | 'imp' | 'source' | 'spec'>, batchSize: number): EventReadPlan {
+  const def = r.imp.definition;
+  return {
+    spec: r.spec,
+    mapping: eventMapping(def),
+    stamp: eventStamp(r.run, r.imp, r.source),
+    batchSize,
+    insertTimeColumn: def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined,
+    mirror: def.sync_mode === 'mirror',
+  };
 }
 
 function eventMapping(def: ImportDefinition): EventMapping {

@@ -84,6 +84,30 @@ export function buildReadSql(spec: ReadSpec, columns: ColumnInfo[]): SqlStatemen
   return { sqlText: `${sqlText}${orderBy}${offset}`, binds };
 }
 
+/** The source's clock as epoch milliseconds: a change point (see buildChangesSql). */
+export const CHANGE_POINT_SQL = 'SELECT DATE_PART(EPOCH_MILLISECOND, CURRENT_TIMESTAMP()) AS "NOW_MS"';
+
+/**
+ * The net changes of a table since a change point (epoch ms): Snowflake's CHANGES clause (the table
+ * needs CHANGE_TRACKING = TRUE), with the two metadata columns that say what happened —
+ * METADATA$ACTION (INSERT or DELETE) and METADATA$ISUPDATE (the pair an update shows as). Ordered
+ * by the key, a key's DELETE before its INSERT.
+ */
+export function buildChangesSql(spec: ReadSpec, columns: ColumnInfo[], since: number, keyColumn: string): SqlStatement {
+  if (!('table' in spec.source)) throw new SnowflakeSqlError('change tracking reads a table, not a query');
+  if (!Number.isSafeInteger(since)) throw new SnowflakeSqlError('the change point must be epoch milliseconds');
+  const need = columnLookup(columns);
+  const select = (spec.columns && spec.columns.length > 0 ? spec.columns : columns.map((c) => c.name)).map((c) => quoteIdent(need(c, 'selected').name));
+  const key = quoteIdent(need(keyColumn, 'key').name);
+  return {
+    sqlText:
+      `SELECT ${select.join(', ')}, METADATA$ACTION AS "__action", METADATA$ISUPDATE AS "__isupdate" ` +
+      `FROM ${tablePath(spec.source.table)} CHANGES(INFORMATION => DEFAULT) AT(TIMESTAMP => TO_TIMESTAMP_LTZ(?, 3)) ` +
+      `ORDER BY ${key}, METADATA$ACTION`,
+    binds: [since],
+  };
+}
+
 /** `SELECT COUNT(*)` over the rows of `spec` (order and offset ignored). */
 export function buildCountSql(spec: ReadSpec, columns: ColumnInfo[]): SqlStatement {
   const { sqlText, binds } = readBody(spec, columns);

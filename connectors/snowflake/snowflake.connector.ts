@@ -5,10 +5,10 @@
  * pulls rows, so memory stays flat however large the table.
  */
 import type { Connection, RowStatement } from 'snowflake-sdk';
-import { WarehouseError, type ColumnInfo, type ConnectorContext, type ReadSpec, type Row, type TableRef, type WarehouseConnector } from '../warehouse.js';
+import { ChangesUnavailable, WarehouseError, type ChangeRow, type ColumnInfo, type ConnectorContext, type ReadSpec, type Row, type TableRef, type WarehouseConnector } from '../warehouse.js';
 import { cancelledError, closeConnection, executeStatement, openConnection, translateError } from './snowflake-driver.js';
 import type { SnowflakeConnectOptions } from './snowflake-options.js';
-import { buildCountSql, buildReadSql, describeSql } from './snowflake-sql.js';
+import { buildChangesSql, buildCountSql, buildReadSql, CHANGE_POINT_SQL, describeSql } from './snowflake-sql.js';
 import { rowBuilder, type ColumnMeta } from './snowflake-values.js';
 import { SchemaCache } from '../schema-cache.js';
 
@@ -66,24 +66,31 @@ export class SnowflakeConnector implements WarehouseConnector {
     const { sqlText, binds } = buildReadSql(spec, columns);
     const started = Date.now();
     const stmt = await this.run(sqlText, binds, ctx.signal);
-    const meta: ColumnMeta[] = (stmt.getColumns() ?? []).map((c) => ({ name: c.getName(), type: c.getType().toLowerCase(), scale: c.getScale() ?? 0 }));
-    const build = rowBuilder(meta);
     ctx.log.info({ queryId: stmt.getQueryId(), rows: stmt.getNumRows(), executeMs: Date.now() - started }, 'snowflake query done; streaming rows');
+    yield* rowsOf(stmt, ctx);
+  }
 
-    const rows = stmt.streamRows();
-    const onAbort = () => {
-      stmt.cancel(() => {});
-      rows.destroy(cancelledError());
-    };
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
+  async changePoint(ctx: ConnectorContext): Promise<number> {
+    const rows = await collect(await this.run(CHANGE_POINT_SQL, [], ctx.signal));
+    return Number(rows[0]?.[0]);
+  }
+
+  /** Net changes since `since` (CHANGES clause); a permanent failure of that query means no usable change tracking. */
+  async *streamChanges(spec: ReadSpec, since: number, keyColumn: string, ctx: ConnectorContext): AsyncIterable<ChangeRow> {
+    if (ctx.signal.aborted) throw cancelledError();
+    const columns = await this.describe(spec.source, ctx.signal);
+    const { sqlText, binds } = buildChangesSql(spec, columns, since, keyColumn);
+    let stmt: RowStatement;
     try {
-      for await (const values of rows) yield build(values as unknown[]);
+      stmt = await this.run(sqlText, binds, ctx.signal);
     } catch (err) {
-      throw ctx.signal.aborted ? cancelledError() : translateError(err, 'query');
-    } finally {
-      ctx.signal.removeEventListener('abort', onAbort);
-      // The consumer stopped early (break, error): stop downloading chunks.
-      if (!rows.destroyed) rows.destroy();
+      if (err instanceof WarehouseError && !err.retryable) throw new ChangesUnavailable(err.message, { cause: err });
+      throw err;
+    }
+    for await (const { __action: action, __isupdate: isUpdate, ...row } of rowsOf(stmt, ctx)) {
+      // An update shows as a DELETE of the old version and an INSERT of the new: the INSERT says it all.
+      if (action === 'INSERT') yield { action: 'upsert', row };
+      else if (action === 'DELETE' && !truthy(isUpdate)) yield { action: 'delete', row };
     }
   }
 
@@ -126,6 +133,29 @@ export class SnowflakeConnector implements WarehouseConnector {
     return opening;
   }
 }
+
+/** A statement's rows as objects, chunk by chunk as the consumer pulls; the statement is cancelled on abort. */
+async function* rowsOf(stmt: RowStatement, ctx: ConnectorContext): AsyncIterable<Row> {
+  const meta: ColumnMeta[] = (stmt.getColumns() ?? []).map((c) => ({ name: c.getName(), type: c.getType().toLowerCase(), scale: c.getScale() ?? 0 }));
+  const build = rowBuilder(meta);
+  const rows = stmt.streamRows();
+  const onAbort = () => {
+    stmt.cancel(() => {});
+    rows.destroy(cancelledError());
+  };
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    for await (const values of rows) yield build(values as unknown[]);
+  } catch (err) {
+    throw ctx.signal.aborted ? cancelledError() : translateError(err, 'query');
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    // The consumer stopped early (break, error): stop downloading chunks.
+    if (!rows.destroyed) rows.destroy();
+  }
+}
+
+const truthy = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true' || v === 'TRUE';
 
 /** All rows of a small result (array mode). */
 function collect(stmt: RowStatement): Promise<unknown[][]> {

@@ -22,6 +22,10 @@ export interface SyncCheckpoint {
   samples?: number;
   /** A partitioned run: how many partitions it was split into (run_partitions rows, kind 'sync'). */
   partitions?: number;
+  /** mirror with native change tracking: the source's clock (epoch ms) before this run read; the next run's changes start there. */
+  changePoint?: number;
+  /** mirror: change tracking could not answer, so this run reads the whole table (snapshot diff). */
+  fullRead?: boolean;
 }
 
 export interface SyncRun {

@@ -135,14 +135,31 @@ export async function sweepVanished(
   for (;;) {
     const keys = await unseenMirrorKeys(mc.db, mc.importId, mc.runId, SWEEP_CHUNK);
     if (keys.length === 0) return 'done';
-    const staged = state.stage();
-    const ours = await commitStaged(mc, state, staged, async (trx, now) => {
-      if (kind === 'events') await mc.events.deleteByKey(mc.projectId, keys, { within: trx });
-      else if (kind === 'people') await applyProfileUpdates(trx, mc.projectId, keys.map((k) => ({ $distinct_id: k, $delete: '' })), { now });
-      else await applyGroupUpdates(trx, mc.projectId, keys.map((k) => ({ $group_key: groupKey, $group_id: k, $delete: '' })), { now });
-      staged.counts.numDeleted += await removeMirrorRows(trx, mc.importId, keys, mc.runId);
-    });
-    if (!ours) return false;
+    if (!(await deleteMirrorKeys(mc, kind, groupKey, state, keys, 0))) return false;
     if (signal.aborted) return 'interrupted';
   }
+}
+
+/**
+ * Deletes the events or profiles of these keys and their snapshot entries, in one transaction
+ * with the run's counts (`read`: source rows this accounts for, e.g. delete rows of a change
+ * read). Each key is counted once, by whoever removed its snapshot entry. False when the run is
+ * no longer ours.
+ */
+export function deleteMirrorKeys(
+  mc: MirrorContext,
+  kind: 'events' | 'people' | 'groups',
+  groupKey: string | undefined,
+  state: SyncState,
+  keys: string[],
+  read: number,
+): Promise<boolean> {
+  const staged = state.stage();
+  staged.read(read);
+  return commitStaged(mc, state, staged, async (trx, now) => {
+    if (kind === 'events') await mc.events.deleteByKey(mc.projectId, keys, { within: trx });
+    else if (kind === 'people') await applyProfileUpdates(trx, mc.projectId, keys.map((k) => ({ $distinct_id: k, $delete: '' })), { now });
+    else await applyGroupUpdates(trx, mc.projectId, keys.map((k) => ({ $group_key: groupKey, $group_id: k, $delete: '' })), { now });
+    staged.counts.numDeleted += await removeMirrorRows(trx, mc.importId, keys, mc.runId);
+  });
 }

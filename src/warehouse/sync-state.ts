@@ -12,6 +12,18 @@ export const REJECT_SAMPLES = 20;
 
 export type { Counts };
 
+/**
+ * The import's watermark after a run that succeeded with `checkpoint`, or undefined to leave it:
+ * time_based — the greatest insert time read, when past the current one; mirror — the change
+ * point the run took before reading (where the next run's changes start).
+ */
+export function nextWatermark(imp: { definition: { sync_mode: string }; watermark: string | number | null }, checkpoint: Pick<SyncCheckpoint, 'maxInsertTime' | 'changePoint'>): string | number | undefined {
+  if (imp.definition.sync_mode === 'mirror') return checkpoint.changePoint;
+  const max = checkpoint.maxInsertTime;
+  if (imp.definition.sync_mode !== 'time_based' || max === undefined) return undefined;
+  return imp.watermark === null || compareWatermarks(max, imp.watermark) > 0 ? max : undefined;
+}
+
 /** The closing line of a run: what it read and what it did with it (a mirror also says what changed). */
 export function outcomeLine(c: Counts, mirror: boolean, partitions?: number): string {
   const read = `${c.rowsRead} rows read${partitions ? ` in ${partitions} partitions` : ''}`;

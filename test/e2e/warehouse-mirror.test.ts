@@ -147,56 +147,67 @@ const byInsertId = <T extends { insert_id: string }>(xs: T[]) => [...xs].sort((a
  * The events case: N rows mirrored; then 70 inserted, 100 updated (50 with a property set to
  * NULL, 50 with a later event time), 50 deleted; then nothing.
  */
-async function mirrorEventsCase(h: ReturnType<typeof harness>, n: number, expectPartitions: boolean) {
+async function mirrorEventsCase(
+  h: ReturnType<typeof harness>,
+  n: number,
+  expectPartitions: boolean,
+  { api = h.api, name = 'mirror_ev', tracked = false }: { api?: Api; name?: string; tracked?: boolean } = {},
+) {
   const table = new Map<number, EvRow>();
   for (let i = 1; i <= n; i++) table.set(i, evRow(i));
-  await h.src.createTable({ name: 'mirror_ev', columns: EV_COLUMNS });
-  await h.src.insertRows('mirror_ev', [...table.values()]);
-  const { importId } = await createSourceAndImport(h.api, h.src.sourceBody(), mirrorEventsImport(h.src.tableRef('mirror_ev')));
+  await h.src.createTable({ name, columns: EV_COLUMNS });
+  await h.src.insertRows(name, [...table.values()]);
+  if (tracked) await h.src.enableChangeTracking!(name);
+  const { importId } = await createSourceAndImport(api, h.src.sourceBody(), mirrorEventsImport(h.src.tableRef(name)));
 
-  const first = await syncOnce(h.api, importId);
+  const first = await syncOnce(api, importId);
   expect(changes(first)).toEqual([n, 0, 0]);
   if (expectPartitions) expect(first.partitions.total).toBeGreaterThan(1);
 
   // In the warehouse: 70 new rows, 50 rows' plan set to NULL, 50 rows' time moved, 50 rows deleted.
   const added = Array.from({ length: 70 }, (_, k) => evRow(n + 1 + k));
-  await h.src.insertRows('mirror_ev', added);
+  await h.src.insertRows(name, added);
   for (const r of added) table.set(r.id, r);
-  await h.src.exec(`UPDATE mirror_ev SET plan = NULL WHERE id BETWEEN 1 AND 75 AND plan IS NOT NULL`);
+  await h.src.exec(`UPDATE ${name} SET plan = NULL WHERE id BETWEEN 1 AND 75 AND plan IS NOT NULL`);
   const nulled = [...table.values()].filter((r) => r.id <= 75 && r.plan !== null);
   expect(nulled.length).toBe(50);
   for (const r of nulled) r.plan = null;
-  await h.src.exec(`UPDATE mirror_ev SET ts = ts + 7000 WHERE id BETWEEN 101 AND 150`);
+  await h.src.exec(`UPDATE ${name} SET ts = ts + 7000 WHERE id BETWEEN 101 AND 150`);
   for (let i = 101; i <= 150; i++) table.get(i)!.ts += 7000;
-  await h.src.exec(`DELETE FROM mirror_ev WHERE id BETWEEN 201 AND 250`);
+  await h.src.exec(`DELETE FROM ${name} WHERE id BETWEEN 201 AND 250`);
   for (let i = 201; i <= 250; i++) table.delete(i);
 
-  const second = await syncOnce(h.api, importId);
+  const second = await syncOnce(api, importId);
   expect(changes(second)).toEqual([70, 100, 50]);
-  expect(second.rows_read).toBe(n + 20);
-  expect(byInsertId(await exportedEvents(h.api, h.app.url))).toEqual(byInsertId([...table.values()].map(expectedEvent)));
+  // A full read reads every row; a change read only the 220 changed ones.
+  expect(second.rows_read).toBe(tracked ? 220 : n + 20);
+  if (tracked) expect(second.log.join('\n')).toMatch(/reading the changes since .* \(the warehouse's change tracking\)/);
+  const exported = await exportedEvents(api, h.app.url);
+  expect(byInsertId(exported)).toEqual(byInsertId([...table.values()].map(expectedEvent)));
 
-  const third = await syncOnce(h.api, importId);
+  const third = await syncOnce(api, importId);
   expect(changes(third)).toEqual([0, 0, 0]);
+  expect(third.rows_read).toBe(tracked ? 0 : n + 20);
   expect(third.log.join('\n')).toMatch(/the table is unchanged since the last run, so nothing changed/);
-  expect((await exportedEvents(h.api, h.app.url)).length).toBe(table.size);
+  expect((await exportedEvents(api, h.app.url)).length).toBe(table.size);
 
   // Usage counts the replaced and deleted events apart from the new ones.
-  const usage = await appCall(h.api, 'GET', '/usage');
+  const usage = await appCall(api, 'GET', '/usage');
   if (new Date().toISOString().slice(0, 7) === usage.body.results.month) {
     expect(usage.body.results).toMatchObject({ events_updated: 100, events_deleted: 50 });
     expect(usage.body.results.sources['warehouse-import']).toBe(n + 70);
   }
-  return importId;
+  return { importId, exported };
 }
 
 /** People or groups: 300 rows; then 20 inserted, 30 updated (10 with a column now NULL), 15 deleted; then nothing. */
-async function mirrorProfilesCase(h: ReturnType<typeof harness>, kind: 'people' | 'groups') {
-  const name = `mirror_${kind}`;
+async function mirrorProfilesCase(h: ReturnType<typeof harness>, kind: 'people' | 'groups', tracked = false) {
+  const name = `mirror_${kind}${tracked ? '_tracked' : ''}`;
   const table = new Map<number, ReturnType<typeof profileRow>>();
   for (let i = 1; i <= 300; i++) table.set(i, profileRow(i));
   await h.src.createTable({ name, columns: PROFILE_COLUMNS });
   await h.src.insertRows(name, [...table.values()]);
+  if (tracked) await h.src.enableChangeTracking!(name);
   const mapping = kind === 'people' ? { user_column_name: 'id' } : { group_key: 'company', group_id_column: 'id' };
   const { importId } = await createSourceAndImport(h.api, h.src.sourceBody(), {
     import_type: kind,
@@ -219,7 +230,9 @@ async function mirrorProfilesCase(h: ReturnType<typeof harness>, kind: 'people' 
   await h.src.exec(`DELETE FROM ${name} WHERE updated BETWEEN ${T0 + 101} AND ${T0 + 115}`);
   for (let i = 101; i <= 115; i++) table.delete(i);
 
-  expect(changes(await syncOnce(h.api, importId))).toEqual([20, 30, 15]);
+  const second = await syncOnce(h.api, importId);
+  expect(changes(second)).toEqual([20, 30, 15]);
+  expect(second.rows_read).toBe(tracked ? 65 : 305);
   const scope = kind === 'people' ? { projectId: h.api.projectId } : { projectId: h.api.projectId, groupKey: 'company' };
   expect(await countProfilesIn(h.t.db, scope)).toBe(table.size);
   const stored = await profilesAt(h.t.db, scope, 0, 1000);
@@ -254,6 +267,33 @@ describe.each(otherSources.map((f) => [f.type, f] as const))('mirror sync from a
   it('events: exactly 70 inserted / 100 updated / 50 deleted, then 0 / 0 / 0; export equals the table', async () => {
     await mirrorEventsCase(h, 1500, false);
   }, 180_000);
+});
+
+describe('mirror sync from Snowflake with its change tracking (CHANGES)', () => {
+  const h = harness('sqlite', snowflakeSourceFixture);
+
+  it('reads only the changes, and ends exactly where the snapshot diff of the same changes does', async () => {
+    const viaChanges = await mirrorEventsCase(h, 1500, false, { name: 'tracked_ev', tracked: true });
+    // The same table and changes without change tracking, into a second project: the snapshot diff.
+    const other = await seedProject(h.t.db);
+    const viaDiff = await mirrorEventsCase(h, 1500, false, { api: { url: h.app.url, basic: other.basic, projectId: other.id }, name: 'plain_ev' });
+    expect(byInsertId(viaChanges.exported)).toEqual(byInsertId(viaDiff.exported));
+  }, 180_000);
+
+  it('a table without change tracking is read whole (snapshot diff), and says why', async () => {
+    await h.src.createTable({ name: 'untracked_ev', columns: EV_COLUMNS });
+    await h.src.insertRows('untracked_ev', [evRow(1), evRow(2), evRow(3)]);
+    const { importId } = await createSourceAndImport(h.api, h.src.sourceBody('untracked'), mirrorEventsImport(h.src.tableRef('untracked_ev')));
+    expect(changes(await syncOnce(h.api, importId))).toEqual([3, 0, 0]);
+    await h.src.exec(`DELETE FROM untracked_ev WHERE id = 2`);
+    const second = await syncOnce(h.api, importId);
+    expect(changes(second)).toEqual([0, 0, 1]);
+    expect(second.log.join('\n')).toMatch(/change tracking unavailable \(.*Change tracking is not enabled.*\): reading the whole table \(snapshot diff\)/);
+  });
+
+  it('people: new, changed and deleted profiles from the changes alone', async () => {
+    await mirrorProfilesCase(h, 'people', true);
+  });
 });
 
 describe('mirror imports: bad input', () => {

@@ -16,6 +16,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
+import { enableChangeTracking } from '../snowflake-standin/standin-changes.js';
 import { createSnowflakeFixture } from '../snowflake-standin/standin-fixture.js';
 import { bigquerySourceFixture, databricksSourceFixture } from './cloud-sources.js';
 import { withSearchPath } from './db.js';
@@ -44,6 +45,8 @@ export interface WarehouseSourceHandle {
   badLogin?(): [Record<string, unknown>, RegExp];
   /** Additive: server config the app and worker need to reach this source (e.g. an allowed access URL). */
   serverConfig?: Record<string, string | number>;
+  /** Additive: turns on the warehouse's change tracking for a table (Snowflake: CHANGE_TRACKING = TRUE), where the source has it. */
+  enableChangeTracking?(table: string): Promise<void>;
 }
 
 export interface WarehouseSourceFixture {
@@ -218,6 +221,9 @@ export const snowflakeSourceFixture: WarehouseSourceFixture = {
       },
       async exec(sql) {
         fx.db.exec(sql);
+      },
+      async enableChangeTracking(table) {
+        enableChangeTracking(fx.db, table);
       },
       async cleanup() {
         await fx.close();

@@ -136,6 +136,16 @@ export function translate(sql: string, session: SessionNames): Translation {
         i = j;
         continue;
       }
+      // CURRENT_TIMESTAMP() → the clock in epoch ms (only DATE_PART(EPOCH_MILLISECOND, …) reads it here)
+      if (upper === 'CURRENT_TIMESTAMP' && tokens[next(tokens, i + 1)]?.text === '(' && tokens[next(tokens, next(tokens, i + 1) + 1)]?.text === ')') {
+        out.push({ kind: 'word', text: 'STANDIN_NOW_MS()' });
+        i = next(tokens, next(tokens, i + 1) + 1);
+        continue;
+      }
+      if (upper === 'EPOCH_MILLISECOND') {
+        out.push({ kind: 'string', text: `'EPOCH_MILLISECOND'` });
+        continue;
+      }
       // LIMIT NULL → LIMIT -1 (no limit)
       if (upper === 'LIMIT' && isWord(tokens[next(tokens, i + 1)], 'NULL')) {
         out.push(t, { kind: 'ws', text: ' ' }, { kind: 'number', text: '-1' });

@@ -35,6 +35,7 @@ import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import Database from 'better-sqlite3';
 import { applyQualify, render, StandinSqlError, translate, type SessionNames } from './standin-sql.js';
+import { applyChanges, registerChangeFunctions, StandinChangeError } from './standin-changes.js';
 import { encoderFor, LOGIN_PARAMETERS, makeRowType, parseStoredTime, RESULT_PARAMETERS, typeFromDeclared, typeFromValue, type RowType } from './standin-wire.js';
 
 export interface StandinUser {
@@ -274,7 +275,7 @@ export async function startSnowflakeStandin(options: StandinOptions): Promise<St
   }
 
   function execute(session: Session, tokens: ReturnType<typeof translate>['tokens'], binds: Record<string, unknown>): QueryResult {
-    const sql = applyQualify(tokens, (head) => db.prepare(head).columns().map((c) => c.name));
+    const sql = applyQualify(applyChanges(tokens, db, binds), (head) => db.prepare(head).columns().map((c) => c.name));
     const stmt = db.prepare(sql);
     if (!stmt.reader) throw new GsError('001003', '42000', 'SQL compilation error:\nonly queries are supported by the stand-in');
     const table = `r_${nextResult++}`;
@@ -545,7 +546,7 @@ function bindValues(bindings: Record<string, { type: string; value: string | nul
 }
 
 function gsError(err: unknown): { code: string; sqlState: string; message: string } {
-  if (err instanceof GsError) return { code: err.code, sqlState: err.sqlState, message: err.message };
+  if (err instanceof GsError || err instanceof StandinChangeError) return { code: err.code, sqlState: err.sqlState, message: err.message };
   const msg = err instanceof Error ? err.message : String(err);
   let m: RegExpExecArray | null;
   if ((m = /^OBJECT_MISSING (.+)$/.exec(msg)) || (m = /no such table: (?:\w+\.)?(.+)$/.exec(msg))) {
@@ -567,7 +568,9 @@ function registerFunctions(db: Database.Database) {
     const t = parseStoredTime(typeof v === 'number' && v < 1e11 ? v * 1000 : v);
     return t ? new Date(t.ms).toISOString() : null;
   };
-  for (const name of ['TO_TIMESTAMP', 'TO_TIMESTAMP_NTZ', 'TO_TIMESTAMP_LTZ', 'TO_TIMESTAMP_TZ']) db.function(name, { deterministic: true }, toIso);
+  // (value [, scale]): a number with scale 3 is epoch milliseconds — what toIso takes numbers over 1e11 as.
+  for (const name of ['TO_TIMESTAMP', 'TO_TIMESTAMP_NTZ', 'TO_TIMESTAMP_LTZ', 'TO_TIMESTAMP_TZ']) db.function(name, { deterministic: true, varargs: true }, (v: unknown) => toIso(v));
+  registerChangeFunctions(db);
   db.function('TO_DATE', { deterministic: true }, (v: unknown) => (v === null ? null : String(toIso(typeof v === 'string' && v.length === 10 ? `${v}T00:00:00Z` : v)).slice(0, 10)));
   db.function('PARSE_JSON', { deterministic: true }, (v: unknown) => v);
   db.function('TO_VARCHAR', { deterministic: true, safeIntegers: true }, (v: unknown) => (v === null ? null : Buffer.isBuffer(v) ? v.toString('hex').toUpperCase() : String(v)));

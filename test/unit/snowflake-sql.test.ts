@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseSnowflakeConfig, SnowflakeConfigError, snowflakeServerSettings } from '../../connectors/snowflake/snowflake-options.js';
-import { buildCountSql, buildReadSql, describeSql, fromItem, quoteIdent, SnowflakeSqlError, tablePath, watermarkBind } from '../../connectors/snowflake/snowflake-sql.js';
+import { buildChangesSql, buildCountSql, buildReadSql, describeSql, fromItem, quoteIdent, SnowflakeSqlError, tablePath, watermarkBind } from '../../connectors/snowflake/snowflake-sql.js';
 import { converterFor, integerValue, rowBuilder } from '../../connectors/snowflake/snowflake-values.js';
 import type { ColumnInfo } from '../../connectors/warehouse.js';
 
@@ -73,6 +73,23 @@ describe('snowflake query text', () => {
     expect(() => buildReadSql({ source: { table: 'T' }, after: { column: 'UPDATED_AT', value: 1 } }, cols)).toThrow(/did you mean updated_at/);
     expect(() => buildReadSql({ source: { table: 'T' }, latestBy: { keyColumns: ['nope'], orderColumn: 'updated_at' } }, cols)).toThrow(/key column "nope"/);
     expect(() => buildReadSql({ source: { table: 'T' }, offset: 10 }, cols)).toThrow(/offset needs orderBy/);
+  });
+});
+
+describe('snowflake change tracking query', () => {
+  it('reads the net changes of a table since a change point, ordered by key with a delete first', () => {
+    const sql = buildChangesSql({ source: { table: 'ANALYTICS.PUBLIC.EVENTS' }, columns: ['updated_at', 'user_id'] }, cols, 1_700_000_000_000, 'user_id');
+    expect(sql.sqlText).toBe(
+      'SELECT "updated_at", "user_id", METADATA$ACTION AS "__action", METADATA$ISUPDATE AS "__isupdate" FROM ANALYTICS.PUBLIC.EVENTS ' +
+        'CHANGES(INFORMATION => DEFAULT) AT(TIMESTAMP => TO_TIMESTAMP_LTZ(?, 3)) ORDER BY "user_id", METADATA$ACTION',
+    );
+    expect(sql.binds).toEqual([1_700_000_000_000]);
+  });
+
+  it('refuses a query source, an unknown key and a change point that is not epoch milliseconds', () => {
+    expect(() => buildChangesSql({ source: { query: 'SELECT 1' } }, cols, 1, 'user_id')).toThrow(/reads a table, not a query/);
+    expect(() => buildChangesSql({ source: { table: 'EVENTS' } }, cols, 1, 'NOPE')).toThrow(SnowflakeSqlError);
+    expect(() => buildChangesSql({ source: { table: 'EVENTS' } }, cols, 1.5, 'user_id')).toThrow(/epoch milliseconds/);
   });
 });
 
