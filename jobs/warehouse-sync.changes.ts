@@ -12,11 +12,10 @@
  */
 import { ChangesUnavailable, WarehouseReadAborted, type ChangeRow, type Row } from '../connectors/warehouse.js';
 import { idValue } from '../src/domain/warehouse-values.js';
-import { compileEventMapper } from '../src/domain/warehouse-mapping.js';
-import { prepareEventRows, type EventReadPlan } from '../src/warehouse/event-reader.js';
-import { commitMirrorEventBatch, commitMirrorProfileBatch, deleteMirrorKeys } from '../src/warehouse/mirror-batch.js';
+import { insertIdOfCell } from '../src/domain/warehouse-mapping.js';
+import { deleteMirrorKeys } from '../src/warehouse/mirror-batch.js';
 import type { JobContext } from './types.js';
-import { eventReadPlan, mirrorContext, mirrorProfileWriter, Superseded, type RangeRead } from './warehouse-sync.read.js';
+import { mirrorCommitter, mirrorContext, Superseded, type RangeRead } from './warehouse-sync.read.js';
 
 export type ChangesOutcome = 'done' | 'interrupted' | 'unavailable';
 
@@ -26,9 +25,8 @@ export async function readChangesAndCommit(r: RangeRead, since: number, attempt:
   const keyColumn = kind === 'events' ? def.insert_id_column_name! : kind === 'people' ? def.user_column_name! : def.group_id_column!;
   // Marks of this attempt: a replay by a later attempt finds its rows "the same", not duplicates.
   const mc = { ...mirrorContext(r, ctx), runId: `${r.run.id}:c${attempt}` };
-  const plan: EventReadPlan = { ...eventReadPlan(r, ctx.config.WAREHOUSE_BATCH_SIZE), spec: { ...r.spec, offset: undefined } };
-  const mapEvent = kind === 'events' ? compileEventMapper(plan.mapping) : undefined;
-  const writer = kind === 'events' ? undefined : mirrorProfileWriter(def);
+  const commitRows = mirrorCommitter(def, mc, r, ctx.config.WAREHOUSE_BATCH_SIZE);
+  const spec = { ...r.spec, offset: undefined };
 
   let batch: ChangeRow[] = [];
   const flush = async (): Promise<boolean> => {
@@ -36,19 +34,20 @@ export async function readChangesAndCommit(r: RangeRead, since: number, attempt:
     const rows = batch;
     batch = [];
     // Sorted by key with a key's delete first: deleting before upserting keeps that order.
-    const deletes = rows.filter((c) => c.action === 'delete').map((c) => idValue(c.row[keyColumn])).filter((k): k is string => k !== undefined);
+    const deletes = rows
+      .filter((c) => c.action === 'delete')
+      .map((c) => idValue(c.row[keyColumn]))
+      .filter((k): k is string => k !== undefined)
+      .map((k) => (kind === 'events' ? insertIdOfCell(k) : k));
     if (deletes.length > 0 && !(await deleteMirrorKeys(mc, kind, def.group_key, r.state, deletes, deletes.length))) return false;
     const upserts: Row[] = rows.filter((c) => c.action === 'upsert').map((c) => c.row);
-    if (upserts.length === 0) return true;
-    return mapEvent
-      ? commitMirrorEventBatch(mc, r.state, prepareEventRows(upserts, r.state.offset + 1, { ...plan, mirror: true }, mapEvent))
-      : commitMirrorProfileBatch(mc, r.state, writer!, upserts);
+    return upserts.length === 0 || commitRows(upserts);
   };
 
   try {
-    for await (const change of r.connector.streamChanges!(plan.spec, since, keyColumn, { log: ctx.log, signal: ctx.signal })) {
+    for await (const change of r.connector.streamChanges!(spec, since, keyColumn, { log: ctx.log, signal: ctx.signal })) {
       batch.push(change);
-      if (batch.length >= plan.batchSize) {
+      if (batch.length >= ctx.config.WAREHOUSE_BATCH_SIZE) {
         if (!(await flush())) throw new Superseded();
         await r.afterCommit();
         if (ctx.signal.aborted) return 'interrupted';

@@ -3,16 +3,16 @@
  * partition of a large run do alike; they differ only in the recorder (run row, or partition
  * row plus the run's counts) the batches commit with.
  */
-import { WarehouseReadAborted, type ReadSpec, type Row, type WarehouseConnector } from '../connectors/warehouse.js';
+import { WarehouseReadAborted, type ConnectorContext, type ReadSpec, type Row, type WarehouseConnector } from '../connectors/warehouse.js';
 import type { SyncRun } from '../src/db/sync-runs.repo.js';
 import type { WarehouseImport, WarehouseSource } from '../src/db/warehouse.repo.js';
 import type { ImportDefinition } from '../src/domain/warehouse-import.js';
-import { compileProfileMapper, type EventMapping } from '../src/domain/warehouse-mapping.js';
-import { readEventBatches, type EventReadPlan } from '../src/warehouse/event-reader.js';
+import { compileEventMapper, compileProfileMapper, type EventMapping } from '../src/domain/warehouse-mapping.js';
+import { prepareEventRows, readEventBatches, type EventReadPlan } from '../src/warehouse/event-reader.js';
 import { readEventBatchesInThread } from '../src/warehouse/event-reader-thread.js';
 import { tableLabel } from '../src/warehouse/read-spec.js';
 import { openSourceConfig } from '../src/warehouse/sources.service.js';
-import { commitMirrorEventBatch, commitMirrorProfileBatch, type MirrorContext, type MirrorProfileWriter } from '../src/warehouse/mirror-batch.js';
+import { commitMirrorEventRows, commitMirrorProfileBatch, type MirrorContext, type MirrorProfileWriter } from '../src/warehouse/mirror-batch.js';
 import { commitBatch, commitEventBatch, type BatchRecorder, type BatchWriter } from '../src/warehouse/sync-batch.js';
 import type { SyncState } from '../src/warehouse/sync-state.js';
 import type { JobContext } from './types.js';
@@ -40,17 +40,14 @@ export async function readAndCommit(r: RangeRead, ctx: JobContext): Promise<'don
   const cctx = { log: ctx.log, signal: ctx.signal };
   const mirror = def.sync_mode === 'mirror' ? mirrorContext(r, ctx) : undefined;
 
-  if (def.import_type === 'events') {
+  if (def.import_type === 'events' && !mirror) {
     const plan = eventReadPlan(r, batchSize);
     const batches = useReaderThread(ctx, r.state)
       ? readEventBatchesInThread({ type: r.source.type, config: openSourceConfig(ctx.secrets, r.source), settings: ctx.config, plan }, ctx.signal)
       : readEventBatches(r.connector, plan, cctx);
     try {
       for await (const batch of batches) {
-        const ours = mirror
-          ? await commitMirrorEventBatch(mirror, r.state, batch)
-          : await commitEventBatch({ db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId }, r.state, batch);
-        if (!ours) throw new Superseded();
+        if (!(await commitEventBatch({ db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId }, r.state, batch))) throw new Superseded();
         await r.afterCommit();
         if (ctx.signal.aborted) return 'interrupted';
       }
@@ -61,33 +58,68 @@ export async function readAndCommit(r: RangeRead, ctx: JobContext): Promise<'don
     return 'done';
   }
 
-  const insertTimeColumn = def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined;
-  const bc = { db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId, writer: profileWriter(def), insertTimeColumn };
-  const mirrorWriter = mirror && mirrorProfileWriter(def);
+  // Batches of source rows: people and groups, and mirror events (classified before they are mapped).
+  const commitRows = mirror ? mirrorCommitter(def, mirror, r, batchSize) : profileCommitter(def, r, ctx);
   let batch: Row[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
     const rows = batch;
     batch = [];
-    const ours = mirror ? await commitMirrorProfileBatch(mirror, r.state, mirrorWriter!, rows) : await commitBatch(bc, r.state, rows);
-    if (!ours) throw new Superseded();
+    if (!(await commitRows(rows))) throw new Superseded();
     await r.afterCommit();
   };
   try {
-    for await (const row of r.connector.stream(r.spec, cctx)) {
-      batch.push(row);
-      if (batch.length >= batchSize) {
-        await flush();
-        if (ctx.signal.aborted) return 'interrupted';
-      }
+    for await (const rows of rowBatches(r.connector, r.spec, batchSize, cctx)) {
+      batch = rows;
+      await flush();
+      if (ctx.signal.aborted) return 'interrupted';
     }
   } catch (err) {
     if (!(err instanceof WarehouseReadAborted)) throw err;
     await flush(); // keep what was read before the abort
     return 'interrupted';
   }
-  await flush();
   return 'done';
+}
+
+/** How a mirror commits a batch of source rows (events or profiles); shared by full reads and change reads. */
+export function mirrorCommitter(def: ImportDefinition, mc: MirrorContext, r: Pick<RangeRead, 'run' | 'imp' | 'source' | 'spec' | 'state'>, batchSize: number): (rows: Row[]) => Promise<boolean> {
+  if (def.import_type !== 'events') {
+    const writer = mirrorProfileWriter(def);
+    return (rows) => commitMirrorProfileBatch(mc, r.state, writer, rows);
+  }
+  const plan = eventReadPlan(r, batchSize);
+  const map = compileEventMapper(plan.mapping);
+  return (rows) => commitMirrorEventRows(mc, r.state, def.insert_id_column_name!, rows, (subset, numbers) => prepareEventRows(subset, numbers, plan, map));
+}
+
+function profileCommitter(def: ImportDefinition, r: RangeRead, ctx: JobContext): (rows: Row[]) => Promise<boolean> {
+  const insertTimeColumn = def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined;
+  const bc = { db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId, writer: profileWriter(def), insertTimeColumn };
+  return (rows) => commitBatch(bc, r.state, rows);
+}
+
+/** The rows of `spec` in arrays of at most `size` (the connector's own batches where it has them). */
+async function* rowBatches(connector: WarehouseConnector, spec: ReadSpec, size: number, ctx: ConnectorContext): AsyncIterable<Row[]> {
+  if (connector.streamBatches) {
+    yield* connector.streamBatches(spec, ctx, size);
+    return;
+  }
+  let batch: Row[] = [];
+  try {
+    for await (const row of connector.stream(spec, ctx)) {
+      batch.push(row);
+      if (batch.length >= size) {
+        yield batch;
+        batch = [];
+      }
+    }
+  } catch (err) {
+    // Rows read before an abort are still handed out (and committed) before the abort surfaces.
+    if (err instanceof WarehouseReadAborted && batch.length > 0) yield batch;
+    throw err;
+  }
+  if (batch.length > 0) yield batch;
 }
 
 /** What a mirror run's batches and sweep commit with: the import's snapshot, fenced like every batch by `record`. */
@@ -110,7 +142,6 @@ export function eventReadPlan(r: Pick<RangeRead, 'run' | 'imp' | 'source' | 'spe
     stamp: eventStamp(r.run, r.imp, r.source),
     batchSize,
     insertTimeColumn: def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined,
-    mirror: def.sync_mode === 'mirror',
   };
 }
 

@@ -91,6 +91,11 @@ export function eventMappedColumns(m: EventMapping): Set<string> {
   );
 }
 
+/** The `$insert_id` an insert-ID cell becomes: itself when valid, else a hash of it. */
+export function insertIdOfCell(cell: string): string {
+  return isValidInsertId(cell) ? cell : deterministicInsertId(['insert_id', cell]);
+}
+
 export function compileEventMapper(m: EventMapping): (row: WarehouseRow) => MapOutcome<EventRecordOut> {
   const mapped = eventMappedColumns(m);
   return (row) => {
@@ -115,7 +120,7 @@ export function compileEventMapper(m: EventMapping): (row: WarehouseRow) => MapO
     let insertId: string | undefined;
     if (m.insertIdColumn !== undefined) {
       const cell = idValue(row[m.insertIdColumn]);
-      if (cell !== undefined) insertId = isValidInsertId(cell) ? cell : deterministicInsertId(['insert_id', cell]);
+      if (cell !== undefined) insertId = insertIdOfCell(cell);
     }
     insertId ??= warehouseInsertId(event, userId, time, internalId);
 

@@ -8,7 +8,6 @@ import type { ReadSpec, Row, WarehouseConnector } from '../../connectors/warehou
 import { toEventRows, type EventRows } from '../store/event-rows.js';
 import { compileEventMapper, type EventMapping } from '../domain/warehouse-mapping.js';
 import { compareWatermarks, watermarkValue } from '../domain/warehouse-values.js';
-import { rowHash } from '../domain/mirror-diff.js';
 import { validateEvents } from '../ingest/events.ingest.js';
 import type { Logger } from '../lib/logger.js';
 
@@ -19,8 +18,6 @@ export interface EventReadPlan {
   batchSize: number;
   /** time_based: the column whose greatest value becomes the watermark. */
   insertTimeColumn?: string;
-  /** mirror: hash each accepted row's source content (domain/mirror-diff.ts). */
-  mirror?: boolean;
 }
 
 /** One batch, ready for the writer: rows to insert and the rejected rows (1-based run row numbers). */
@@ -31,11 +28,14 @@ export interface PreparedEventBatch {
   rejected: { row: number; field: string; message: string }[];
   /** The greatest insert-time value among the batch's rows. */
   maxInsertTime?: string | number;
-  /** mirror: per stored row (aligned with `rows`), its source row's hash and 1-based run row number. */
-  mirror?: { hashes: string[]; rowNumbers: number[] };
 }
 
-export function prepareEventRows(rows: Row[], firstRow: number, plan: EventReadPlan, map: ReturnType<typeof compileEventMapper>): PreparedEventBatch {
+/**
+ * `rowNumbers`: the 1-based run row number of rows[0] (the rest follow), or of each row (a mirror
+ * prepares only the new and changed rows of a batch).
+ */
+export function prepareEventRows(rows: Row[], rowNumbers: number | readonly number[], plan: EventReadPlan, map: ReturnType<typeof compileEventMapper>): PreparedEventBatch {
+  const numberOf = typeof rowNumbers === 'number' ? (i: number) => rowNumbers + i : (i: number) => rowNumbers[i]!;
   const rejected: PreparedEventBatch['rejected'] = [];
   const records: unknown[] = [];
   const rowOf: number[] = [];
@@ -49,21 +49,14 @@ export function prepareEventRows(rows: Row[], firstRow: number, plan: EventReadP
     const out = map(row);
     if (out.ok) {
       records.push(out.value);
-      rowOf.push(firstRow + i);
-    } else rejected.push({ row: firstRow + i, field: out.field, message: out.message });
+      rowOf.push(numberOf(i));
+    } else rejected.push({ row: numberOf(i), field: out.field, message: out.message });
   }
   // strict: times before 1971 or over an hour ahead are bad values, reported like any other.
   const { events, rejected: invalid } = validateEvents(records, { strict: true, stamp: plan.stamp, now: Date.now() });
   for (const r of invalid) rejected.push({ row: rowOf[r.index]!, field: r.field, message: r.message });
   rejected.sort((a, b) => a.row - b.row);
-  const batch: PreparedEventBatch = { read: rows.length, rows: toEventRows(events), rejected, maxInsertTime };
-  if (plan.mirror) {
-    // validateEvents keeps the valid records in order: the survivors are the indices it did not reject.
-    const bad = new Set(invalid.map((r) => r.index));
-    const rowNumbers = rowOf.filter((_, i) => !bad.has(i));
-    batch.mirror = { rowNumbers, hashes: rowNumbers.map((n) => rowHash(rows[n - firstRow]!)) };
-  }
-  return batch;
+  return { read: rows.length, rows: toEventRows(events), rejected, maxInsertTime };
 }
 
 /** Batches of prepared events from `offset` on (1-based row numbers continue from it). */

@@ -15,10 +15,10 @@ import type { Row } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
 import { loadMirrorRows, markMirrorRows, removeMirrorRows, unseenMirrorKeys } from '../db/mirror-rows.repo.js';
 import { classifyRows, MIRROR_KEY_MAX, nullColumns, rowHash } from '../domain/mirror-diff.js';
-import type { MapOutcome, ProfileUpdateOut } from '../domain/warehouse-mapping.js';
+import { insertIdOfCell, type MapOutcome, type ProfileUpdateOut } from '../domain/warehouse-mapping.js';
+import { idValue } from '../domain/warehouse-values.js';
 import { applyGroupUpdates, applyProfileUpdates } from '../ingest/profiles.ingest.js';
 import type { EventStore } from '../store/event-store.js';
-import { selectEventRows } from '../store/event-rows.js';
 import type { PreparedEventBatch } from './event-reader.js';
 import { commitStaged, type BatchRecorder } from './sync-batch.js';
 import type { SyncState } from './sync-state.js';
@@ -42,27 +42,49 @@ export interface MirrorProfileWriter {
 
 const duplicateMessage = (key: string) => `duplicate key '${key}': a mirrored table needs one row per key (the first row read is kept)`;
 
-/** One prepared events batch of a mirror run. False (nothing written) when the run is no longer ours. */
-export async function commitMirrorEventBatch(mc: MirrorContext, state: SyncState, batch: PreparedEventBatch): Promise<boolean> {
+/**
+ * One batch of source rows of an events mirror, classified first: every row costs its key, its
+ * hash and a snapshot lookup; only new and changed rows are mapped, validated (`prepare`) and
+ * written. False (nothing written) when the run is no longer ours.
+ */
+export async function commitMirrorEventRows(
+  mc: MirrorContext,
+  state: SyncState,
+  insertIdColumn: string,
+  rows: Row[],
+  prepare: (rows: Row[], rowNumbers: number[]) => PreparedEventBatch,
+): Promise<boolean> {
   const staged = state.stage();
-  for (const r of batch.rejected) staged.reject(r.row, r.field, r.message);
-  staged.read(batch.read);
-  const { hashes, rowNumbers } = batch.mirror!;
-  const keys = batch.rows.insertId;
+  const first = staged.checkpoint.offset + 1;
+  const keyed: { rowNumber: number; key: string; hash: string; row: Row }[] = [];
+  rows.forEach((row, i) => {
+    const cell = idValue(row[insertIdColumn]);
+    if (cell === undefined) return staged.reject(first + i, insertIdColumn, `insert-ID column '${insertIdColumn}' is null or empty: a mirrored row needs its key`);
+    keyed.push({ rowNumber: first + i, key: insertIdOfCell(cell), hash: rowHash(row), row });
+  });
+  staged.read(rows.length);
   return commitStaged(mc, state, staged, async (trx, now) => {
-    const changes = classifyRows(keys, hashes, await loadMirrorRows(trx, mc.importId, keys), mc.runId);
-    const write: number[] = [];
+    const keys = keyed.map((k) => k.key);
+    const changes = classifyRows(keys, keyed.map((k) => k.hash), await loadMirrorRows(trx, mc.importId, keys), mc.runId);
     const seen: { key: string; hash: string }[] = [];
+    const candidates: number[] = [];
     changes.forEach((change, i) => {
-      if (change === 'duplicate') return staged.reject(rowNumbers[i]!, '$insert_id', duplicateMessage(keys[i]!));
-      seen.push({ key: keys[i]!, hash: hashes[i]! });
-      if (change === 'same') return;
-      write.push(i);
-      if (change === 'insert') staged.counts.numImported += 1;
-      else staged.counts.numUpdated += 1;
+      if (change === 'duplicate') staged.reject(keyed[i]!.rowNumber, '$insert_id', duplicateMessage(keys[i]!));
+      else if (change === 'same') seen.push({ key: keys[i]!, hash: keyed[i]!.hash });
+      else candidates.push(i);
     });
-    if (write.length > 0) {
-      await mc.events.updateByKey({ projectId: mc.projectId, source: 'warehouse-import', rows: selectEventRows(batch.rows, write), now }, { within: trx });
+    if (candidates.length > 0) {
+      const prepared = prepare(candidates.map((i) => keyed[i]!.row), candidates.map((i) => keyed[i]!.rowNumber));
+      for (const r of prepared.rejected) staged.reject(r.row, r.field, r.message);
+      // The events that passed, by their insert id (= the key): counted by what the snapshot said of them.
+      const byKey = new Map(candidates.map((i) => [keys[i]!, i]));
+      for (const id of prepared.rows.insertId) {
+        const i = byKey.get(id)!;
+        seen.push({ key: id, hash: keyed[i]!.hash });
+        if (changes[i] === 'insert') staged.counts.numImported += 1;
+        else staged.counts.numUpdated += 1;
+      }
+      if (prepared.rows.insertId.length > 0) await mc.events.updateByKey({ projectId: mc.projectId, source: 'warehouse-import', rows: prepared.rows, now }, { within: trx });
     }
     await markMirrorRows(trx, mc.importId, seen, mc.runId);
   });
