@@ -88,9 +88,11 @@ export interface WarehouseConnector {
    * Additive, optional: the warehouse's own change tracking (Snowflake's CHANGES clause), used by
    * mirror syncs instead of reading the whole table. `changePoint` is the source's "now" (epoch ms)
    * — taken before a read, it is where the next run's changes start. `streamChanges` yields the
-   * net changes of a TABLE since `since` (a point taken earlier), ordered by `keyColumn` with a
-   * key's delete before its insert; `row` has the spec's columns only. It throws
-   * ChangesUnavailable when the table has no change tracking, or not back to `since`.
+   * changes of a TABLE since `since` (a point taken earlier), ordered by `keyColumn`; `row` has the
+   * spec's columns only. A key may come with several changes (an update as a delete and an
+   * upsert): the reader keeps an upsert if the key has one, else the delete — so a source hands on
+   * either its net changes per row or just the last change per key. It throws ChangesUnavailable
+   * when the table has no change tracking, or not back to `since`.
    */
   changePoint?(ctx: ConnectorContext): Promise<number>;
   streamChanges?(spec: ReadSpec, since: number, keyColumn: string, ctx: ConnectorContext): AsyncIterable<ChangeRow>;

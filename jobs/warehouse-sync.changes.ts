@@ -28,33 +28,44 @@ export async function readChangesAndCommit(r: RangeRead, since: number, attempt:
   const commitRows = mirrorCommitter(def, mc, r, ctx.config.WAREHOUSE_BATCH_SIZE);
   const spec = { ...r.spec, offset: undefined };
 
-  let batch: ChangeRow[] = [];
-  const flush = async (): Promise<boolean> => {
-    if (batch.length === 0) return true;
-    const rows = batch;
-    batch = [];
-    // Sorted by key with a key's delete first: deleting before upserting keeps that order.
-    const deletes = rows
-      .filter((c) => c.action === 'delete')
-      .map((c) => idValue(c.row[keyColumn]))
-      .filter((k): k is string => k !== undefined)
-      .map((k) => (kind === 'events' ? insertIdOfCell(k) : k));
-    if (deletes.length > 0 && !(await deleteMirrorKeys(mc, kind, def.group_key, r.state, deletes, deletes.length))) return false;
-    const upserts: Row[] = rows.filter((c) => c.action === 'upsert').map((c) => c.row);
-    return upserts.length === 0 || commitRows(upserts);
+  const keyOf = (c: ChangeRow) => idValue(c.row[keyColumn]);
+  // Decided rows of whole keys: the deletes and the upserts of the next commit.
+  let deletes: string[] = [];
+  let upserts: Row[] = [];
+  const flush = async (): Promise<void> => {
+    const [d, u] = [deletes, upserts];
+    [deletes, upserts] = [[], []];
+    if (d.length > 0 && !(await deleteMirrorKeys(mc, kind, def.group_key, r.state, d, d.length))) throw new Superseded();
+    if (u.length > 0 && !(await commitRows(u))) throw new Superseded();
+    await r.afterCommit();
+  };
+  // Changes come ordered by key, and a key is decided on all its changes at once (never split
+  // over two commits): an upsert if it has one — an update is a delete and an insert of the same
+  // key, a row deleted and inserted again is there now — else a delete.
+  let group: ChangeRow[] = [];
+  const decide = () => {
+    const ups = group.filter((c) => c.action === 'upsert');
+    if (ups.length > 0) upserts.push(...ups.map((c) => c.row));
+    else {
+      const key = keyOf(group[0]!);
+      if (key !== undefined) deletes.push(kind === 'events' ? insertIdOfCell(key) : key);
+    }
+    group = [];
   };
 
   try {
     for await (const change of r.connector.streamChanges!(spec, since, keyColumn, { log: ctx.log, signal: ctx.signal })) {
-      batch.push(change);
-      if (batch.length >= ctx.config.WAREHOUSE_BATCH_SIZE) {
-        if (!(await flush())) throw new Superseded();
-        await r.afterCommit();
-        if (ctx.signal.aborted) return 'interrupted';
+      if (group.length > 0 && keyOf(change) !== keyOf(group[0]!)) {
+        decide();
+        if (deletes.length + upserts.length >= ctx.config.WAREHOUSE_BATCH_SIZE) {
+          await flush();
+          if (ctx.signal.aborted) return 'interrupted';
+        }
       }
+      group.push(change);
     }
-    if (!(await flush())) throw new Superseded();
-    await r.afterCommit();
+    if (group.length > 0) decide();
+    await flush();
   } catch (err) {
     if (err instanceof ChangesUnavailable) {
       await ctx.logLine(`change tracking unavailable (${err.message}): reading the whole table (snapshot diff)`);

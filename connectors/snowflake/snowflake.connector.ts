@@ -87,10 +87,11 @@ export class SnowflakeConnector implements WarehouseConnector {
       if (err instanceof WarehouseError && !err.retryable) throw new ChangesUnavailable(err.message, { cause: err });
       throw err;
     }
-    for await (const { __action: action, __isupdate: isUpdate, ...row } of rowsOf(stmt, ctx)) {
-      // An update shows as a DELETE of the old version and an INSERT of the new: the INSERT says it all.
+    // An update is a DELETE of the old version and an INSERT of the new (METADATA$ISUPDATE): both
+    // are handed on, so a row whose key changed deletes the old key; the reader decides per key.
+    for await (const { __action: action, __isupdate: _isUpdate, ...row } of rowsOf(stmt, ctx)) {
       if (action === 'INSERT') yield { action: 'upsert', row };
-      else if (action === 'DELETE' && !truthy(isUpdate)) yield { action: 'delete', row };
+      else if (action === 'DELETE') yield { action: 'delete', row };
     }
   }
 
@@ -154,8 +155,6 @@ async function* rowsOf(stmt: RowStatement, ctx: ConnectorContext): AsyncIterable
     if (!rows.destroyed) rows.destroy();
   }
 }
-
-const truthy = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true' || v === 'TRUE';
 
 /** All rows of a small result (array mode). */
 function collect(stmt: RowStatement): Promise<unknown[][]> {

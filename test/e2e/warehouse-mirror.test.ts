@@ -291,6 +291,21 @@ describe('mirror sync from Snowflake with its change tracking (CHANGES)', () => 
     expect(second.log.join('\n')).toMatch(/change tracking unavailable \(.*Change tracking is not enabled.*\): reading the whole table \(snapshot diff\)/);
   });
 
+  it('a row whose key changed deletes the old key and inserts the new one', async () => {
+    await h.src.createTable({ name: 'rekeyed_ev', columns: EV_COLUMNS });
+    await h.src.insertRows('rekeyed_ev', [evRow(1), evRow(2), evRow(3)]);
+    await h.src.enableChangeTracking!('rekeyed_ev');
+    const { importId } = await createSourceAndImport(h.api, h.src.sourceBody('rekeyed'), mirrorEventsImport(h.src.tableRef('rekeyed_ev')));
+    expect(changes(await syncOnce(h.api, importId))).toEqual([3, 0, 0]);
+    await h.src.exec(`UPDATE rekeyed_ev SET insert_id = 'moved-2' WHERE id = 2`);
+    await h.src.exec(`UPDATE rekeyed_ev SET plan = 'changed' WHERE id = 3`);
+    const second = await syncOnce(h.api, importId);
+    expect(changes(second)).toEqual([1, 1, 1]);
+    expect(second.rows_read).toBe(3); // the keys changed: e-2 (gone), moved-2 (new), e-3 (changed)
+    const ids = (await exportedEvents(h.api, h.app.url)).map((e) => e.insert_id).filter((id) => /^(e-[123]|moved-2)$/.test(id)).sort();
+    expect(ids).toEqual(['e-1', 'e-3', 'moved-2']);
+  });
+
   it('people: new, changed and deleted profiles from the changes alone', async () => {
     await mirrorProfilesCase(h, 'people', true);
   });
