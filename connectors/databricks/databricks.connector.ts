@@ -6,11 +6,11 @@
  * result chunks are fetched one at a time, only when the consumer has taken the previous one
  * (`next_chunk_internal_link`), and an aborted read cancels the statement.
  */
-import { WarehouseError, WarehouseReadAborted, type ColumnInfo, type ConnectorContext, type ReadSpec, type Row, type TableRef, type WarehouseConnector } from '../warehouse.js';
+import { ChangesUnavailable, WarehouseError, WarehouseReadAborted, type ChangeRow, type ColumnInfo, type ConnectorContext, type ReadSpec, type Row, type TableRef, type WarehouseConnector } from '../warehouse.js';
 import type { ReachGuard } from '../reach.js';
 import { StatementClient, statementError } from './databricks-client.js';
 import { baseUrl, warehouseId, type DatabricksSourceConfig } from './databricks-options.js';
-import { buildCountSql, buildReadSql, tableParts, type DatabricksSql, type StatementParameter } from './databricks-sql.js';
+import { buildChangesSql, buildCountSql, buildReadSql, CHANGE_POINT_SQL, tableParts, type DatabricksSql, type StatementParameter } from './databricks-sql.js';
 import { rowBuilder, type ManifestColumn } from './databricks-values.js';
 import { SchemaCache } from '../schema-cache.js';
 
@@ -93,6 +93,24 @@ export class DatabricksConnector implements WarehouseConnector {
     const sql = buildReadSql(spec, await this.describe(spec.source, ctx.signal));
     for await (const { rows } of this.chunks(sql, ctx)) {
       for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
+    }
+  }
+
+  async changePoint(ctx: ConnectorContext): Promise<number> {
+    const { rows } = await this.collect(CHANGE_POINT_SQL, ctx);
+    return Number(rows[0]?.now_ms);
+  }
+
+  /** The change data feed since `since`, the last change per key; a permanent failure of it means no usable feed. */
+  async *streamChanges(spec: ReadSpec, since: number, keyColumn: string, ctx: ConnectorContext): AsyncIterable<ChangeRow> {
+    const sql = buildChangesSql(spec, await this.describe(spec.source, ctx.signal), since, keyColumn);
+    try {
+      for await (const { rows } of this.chunks(sql, ctx)) {
+        for (const { _change_type: type, ...row } of rows) yield { action: type === 'insert' || type === 'update_postimage' ? 'upsert' : 'delete', row };
+      }
+    } catch (err) {
+      if (err instanceof WarehouseError && !err.retryable) throw new ChangesUnavailable(err.message, { cause: err });
+      throw err;
     }
   }
 

@@ -26,6 +26,7 @@ import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import { toSqlite, translate } from '../bigquery-standin/standin-sql.js';
 import { storedTime } from '../bigquery-standin/standin-wire.js';
+import { rewriteChangeFeed, StandinChangeFeedError } from './standin-changes.js';
 
 export interface DatabricksUser {
   token: string;
@@ -139,6 +140,7 @@ export async function startDatabricksStandin(options: DatabricksStandinOptions):
         return `(SELECT '${options.catalog}' AS table_catalog, '${options.schema}' AS table_schema, table_name, column_name, ordinal_position, data_type, is_nullable FROM ${COLUMNS_TABLE})`;
       }
       const t = parts[parts.length - 1]!;
+      if (t === '__changes' && parts.length === 1) return '"__changes"'; // the change feed's log (standin-changes.ts)
       const s = parts.length >= 2 ? parts[parts.length - 2] : schema;
       const c = parts.length === 3 ? parts[0] : catalog;
       const full = `\`${c}\`.\`${s ?? ''}\`.\`${t}\``;
@@ -151,14 +153,17 @@ export async function startDatabricksStandin(options: DatabricksStandinOptions):
     const db = new Database(options.dbPath, { readonly: true, fileMustExist: true });
     try {
       db.function('TO_JSON', (v: unknown) => (v === null ? null : typeof v === 'string' ? v : String(v)));
-      const sql = toSqlite(translate(String(body.statement ?? ''), resolve), (head) => db.prepare(head).columns().map((c) => c.name));
-      const stmt = db.prepare(sql).raw(true).safeIntegers(true);
-      if (!stmt.reader) throw new StatementFailure('The stand-in runs SELECT statements only');
       const params: Record<string, unknown> = {};
       for (const p of (body.parameters ?? []) as { name: string; value?: string | null; type?: string }[]) params[p.name] = parameterValue(p);
+      const { statement, tables: changeTables } = rewriteChangeFeed(String(body.statement ?? ''), db, params);
+      const sql = toSqlite(translate(statement, resolve), (head) => db.prepare(head).columns().map((c) => c.name));
+      const stmt = db.prepare(sql).raw(true).safeIntegers(true);
+      if (!stmt.reader) throw new StatementFailure('The stand-in runs SELECT statements only');
+      // A change read's own parameter was consumed by the rewrite; SQLite refuses unused named binds.
+      for (const name of Object.keys(params)) if (!sql.includes(`:${name}`) && !sql.includes(`@${name}`)) delete params[name];
       const sample = stmt.get(params) as unknown[] | undefined;
       const columns = stmt.columns().map((c, i): Column => {
-        const declared = c.table && c.column ? dataType(c.table, c.column) : undefined;
+        const declared = c.table && c.column ? dataType(c.table, c.column) : changeTables.map((t) => dataType(t, c.name)).find((d) => d !== undefined);
         const text = declared ?? inferType(sample?.[i]);
         return { name: c.name, type_text: text, type_name: TYPE_NAME[text] ?? text.replace(/[<(].*$/, '') };
       });
@@ -167,6 +172,7 @@ export async function startDatabricksStandin(options: DatabricksStandinOptions):
     } catch (err) {
       db.close();
       if (err instanceof StatementFailure) throw err;
+      if (err instanceof StandinChangeFeedError) throw new StatementFailure(err.message);
       const msg = err instanceof Error ? err.message : String(err);
       const col = /no such column: (.+)$/.exec(msg);
       throw new StatementFailure(col ? `[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column or function parameter with name \`${col[1]}\` cannot be resolved. SQLSTATE: 42703` : `[PARSE_SYNTAX_ERROR] Syntax error: ${msg}. SQLSTATE: 42601`);

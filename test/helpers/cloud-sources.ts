@@ -4,6 +4,7 @@
  * `warehouseSourceFixtures` (warehouse-sources.ts), so the shared connector and sync suites run on
  * them. `exec` runs SQLite SQL on the stand-in's file.
  */
+import { enableChangeTracking } from '../snowflake-standin/standin-changes.js';
 import type Database from 'better-sqlite3';
 import { createBigQueryFixture, rsaKeyPair } from '../bigquery-standin/standin-fixture.js';
 import { SCHEMA_TABLE, type Field } from '../bigquery-standin/standin-wire.js';
@@ -107,6 +108,9 @@ export function databricksFixtureWith(chunkRows: number): WarehouseSourceFixture
       },
       async insertRows(table, rows) {
         fx.insertRows(table, rows);
+      },
+      async enableChangeTracking(table) {
+        enableChangeTracking(fx.db, table);
       },
       async exec(sql) {
         standinDdl(fx.db, sql, {

@@ -78,18 +78,28 @@ export function applyChanges(tokens: Token[], db: Database.Database, binds: Reco
   return tokens.map((t) => (t.kind === 'word' && /^METADATA\$(ACTION|ISUPDATE)$/i.test(t.text) ? { kind: 'qident', text: q(t.text.toUpperCase()) } : t));
 }
 
+/** Epoch ms since which the table's changes are logged; undefined when it has no change tracking. */
+export function trackedSince(db: Database.Database, table: string): number | undefined {
+  if (db.prepare(`SELECT 1 FROM sqlite_master WHERE name = '__change_tracking'`).get() === undefined) return undefined;
+  return (db.prepare(`SELECT since FROM "__change_tracking" WHERE tbl = ?`).get(table.toUpperCase()) as { since: number } | undefined)?.since;
+}
+
+/** The table's columns read out of a logged version (`ref`: the JSON column `old` or `new`). */
+export function versionColumns(db: Database.Database, table: string, ref: 'old' | 'new'): string {
+  const cols = db.prepare(`SELECT * FROM ${q(table)} LIMIT 0`).columns().map((c) => c.name);
+  return cols.map((c) => `json_extract(${ref}, '$.' || ${sqlString(JSON.stringify(c))}) AS ${q(c)}`).join(', ');
+}
+
 function netChangesSql(db: Database.Database, table: string, sinceMs: number): string {
   const t = table.toUpperCase().replaceAll("'", "''");
-  const hasLog = db.prepare(`SELECT 1 FROM sqlite_master WHERE name = '__change_tracking'`).get() !== undefined;
-  const tracked = hasLog ? (db.prepare(`SELECT since FROM "__change_tracking" WHERE tbl = ?`).get(table.toUpperCase()) as { since: number } | undefined) : undefined;
-  if (!tracked || !Number.isFinite(sinceMs) || sinceMs < tracked.since) throw new StandinChangeError(table);
-  const cols = db.prepare(`SELECT * FROM ${q(table)} LIMIT 0`).columns().map((c) => c.name);
-  const pick = (ref: string) => cols.map((c) => `json_extract(${ref}, '$.' || ${sqlString(JSON.stringify(c))}) AS ${q(c)}`).join(', ');
+  const since = trackedSince(db, table);
+  if (since === undefined || !Number.isFinite(sinceMs) || sinceMs < since) throw new StandinChangeError(table);
+  const pick = (ref: 'old' | 'new') => versionColumns(db, table, ref);
   return `WITH "__w" AS (SELECT rid, min(seq) AS s0, max(seq) AS s1 FROM "__changes" WHERE tbl = '${t}' AND at > ${Math.trunc(sinceMs)} GROUP BY rid),
-    "__n" AS (SELECT (SELECT old FROM "__changes" WHERE seq = "__w".s0) AS o, (SELECT new FROM "__changes" WHERE seq = "__w".s1) AS nw FROM "__w")
-    SELECT ${pick('nw')}, 'INSERT' AS "METADATA$ACTION", (o IS NOT NULL) AS "METADATA$ISUPDATE" FROM "__n" WHERE nw IS NOT NULL AND (o IS NULL OR o <> nw)
+    "__n" AS (SELECT (SELECT old FROM "__changes" WHERE seq = "__w".s0) AS old, (SELECT new FROM "__changes" WHERE seq = "__w".s1) AS new FROM "__w")
+    SELECT ${pick('new')}, 'INSERT' AS "METADATA$ACTION", (old IS NOT NULL) AS "METADATA$ISUPDATE" FROM "__n" WHERE new IS NOT NULL AND (old IS NULL OR old <> new)
     UNION ALL
-    SELECT ${pick('o')}, 'DELETE' AS "METADATA$ACTION", (nw IS NOT NULL) AS "METADATA$ISUPDATE" FROM "__n" WHERE o IS NOT NULL AND (nw IS NULL OR o <> nw)`;
+    SELECT ${pick('old')}, 'DELETE' AS "METADATA$ACTION", (new IS NOT NULL) AS "METADATA$ISUPDATE" FROM "__n" WHERE old IS NOT NULL AND (new IS NULL OR old <> new)`;
 }
 
 const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
