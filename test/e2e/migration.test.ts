@@ -4,9 +4,10 @@
  * serving a seeded 30-day dataset (one empty day → 404, one "too large" day → 24 hourly
  * requests, a 429 first), and both databases.
  *
- * - A 30-day migration is interrupted by `kill -9` of its worker in the middle of loading; a new
- *   worker finishes it and the totals are exact: every event stored once, read once, none
- *   counted as a duplicate (no batch was applied twice, none lost), the profiles right.
+ * - A 30-day migration runs its days (its partitions) on three worker processes; one of them is
+ *   killed with `kill -9` in the middle of loading; the others finish it and the totals are exact:
+ *   every event stored once, read once, none counted as a duplicate (no batch was applied twice,
+ *   none lost), the profiles right, and the view names the workers.
  * - The same migration posted again adds nothing; a dry run reports the count and stores nothing.
  *
  * Size: 300k events on SQLite; 60k on Postgres to keep the suite's run time modest on a 2-core
@@ -95,19 +96,27 @@ describe.each(dbKinds())('Amplitude migration end to end on %s', (kind) => {
       return v.status === 'succeeded' || v.status === 'failed' ? v : undefined;
     }, 400_000, 250);
 
-  it(`survives kill -9 mid-load with exact totals (${total.toLocaleString('en-US')} events), and a re-run adds nothing`, async () => {
+  it(`runs its days on three workers, survives kill -9 of one mid-load with exact totals (${total.toLocaleString('en-US')} events), and a re-run adds nothing`, async () => {
     const p = await seedProject(t.db);
     const id = await post(p);
-    const first = await startWorker();
-    // Wait until loading is well under way, then kill the worker without warning.
-    await until(async () => (await countEvents(t.db, p.id)) >= total * 0.3 || undefined, 300_000, 100);
-    await first.kill('SIGKILL');
-    const mid = await view(p, id);
+    const workers = await Promise.all([startWorker(), startWorker(), startWorker()]);
+    // Wait until loading is well under way on more than one worker, then kill one of them without warning.
+    const mid = await until(async () => {
+      const v = await view(p, id);
+      return v.workers.length >= 2 && (await countEvents(t.db, p.id)) >= total * 0.3 ? v : undefined;
+    }, 300_000, 100);
+    const victimPid = Number(String(mid.workers[0]).split(':').pop());
+    const victim = workers.find((w) => w.child.pid === victimPid)!;
+    expect(victim).toBeDefined();
+    await victim.kill('SIGKILL');
     expect(mid.status).toBe('running');
     expect(mid.events_loaded).toBeLessThan(total);
 
-    await startWorker();
     const done = await finished(p, id);
+    // Days are the partitions; the view names every worker that took one (the killed one too).
+    expect(done.partitions).toEqual({ total: 30, done: 30 });
+    expect(done.workers.length).toBeGreaterThanOrEqual(2);
+    expect(done.workers).toContain(mid.workers[0]);
     expect(done).toMatchObject({
       status: 'succeeded',
       days_total: 30,
