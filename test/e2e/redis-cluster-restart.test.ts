@@ -1,5 +1,5 @@
 /**
- * A Redis Cluster master restarts in the middle of a batch import, and of a partitioned sync (a
+ * A Redis Cluster master restarts in the middle of a batch import, a migration, and a partitioned sync (a
  * BullMQ flow: a parent run job, one child per partition, taken by two workers): the master holding the
  * deployment's hash slot (every queue key, the job's lock, the reconciler's lock) is shut down,
  * stays down for a while, and comes back — once with its data (appendonly, a clean restart) and
@@ -20,7 +20,9 @@ import { findBatchImport } from '../../src/db/batch-imports.repo.js';
 import { countEvents } from '../helpers/events.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { Reconciler } from '../../src/runs/reconciler.js';
-import { seedProject } from '../helpers/accounts.js';
+import { basicAuth, seedProject } from '../helpers/accounts.js';
+import { AmplitudeDataset } from '../amplitude-standin/dataset.js';
+import { startAmplitudeStandin, type AmplitudeStandin } from '../amplitude-standin/server.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
 import { body, gzip, ndjsonEvents, startInProcessWorker, until, type InProcessWorker } from '../helpers/job-platform.js';
@@ -32,6 +34,7 @@ import { createSourceAndImport, manualSync, waitForRun, type Api } from '../help
 const N = 60_000;
 const SYNC_ROWS = 48_000;
 const SYNC_PARTITION_ROWS = 6_000;
+const MIGRATION_EVENTS = 40_000;
 
 // Conditional: needs redis-server with cluster mode; .ci/run starts the cluster and sets TEST_REDIS_CLUSTER_NODES, so CI always runs it.
 describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
@@ -46,11 +49,18 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
   let reconciler: Reconciler;
   let src: WarehouseSourceHandle;
   const uploads = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-restart-uploads-'));
+  const migrationTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-restart-migrations-'));
+  const dataset = new AmplitudeDataset({ seed: 7, startDay: '2024-04-01', days: 8, totalEvents: MIGRATION_EVENTS, users: 800 });
+  let amplitude: AmplitudeStandin;
 
   beforeAll(async () => {
     await startPrivateRedisCluster({ appendonly, onCreated: (c) => (cluster = c) });
     t = await createTestDb('sqlite');
+    amplitude = await startAmplitudeStandin({ dataset, apiKey: 'amp-key', apiSecret: 'amp-secret', gzipLevel: 1 });
     app = await startTestApp(t.db, {
+      AMPLITUDE_US_URL: amplitude.url,
+      MIGRATION_TMP_DIR: migrationTmp,
+      MIGRATION_BATCH_EVENTS: 1000,
       REDIS_URL: CLOSED_REDIS_URL,
       REDIS_CLUSTER_NODES: cluster.nodes,
       UPLOAD_DIR: uploads,
@@ -79,6 +89,8 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     const outcome = await Promise.race([cleanup.then(() => 'closed'), new Promise((r) => setTimeout(r, 20_000, 'timeout').unref())]);
     if (outcome === 'timeout') console.warn('redis-cluster-restart: worker close did not finish in 20 s (bullmq#4656); stopping the cluster anyway');
     await cluster?.stop();
+    await amplitude?.close();
+    fs.rmSync(migrationTmp, { recursive: true, force: true });
     await src?.cleanup();
     await t?.destroy().catch(() => {});
     fs.rmSync(uploads, { recursive: true, force: true });
@@ -143,6 +155,32 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     await until(async () => (await (await app.queues.getJob('batch-import', results.job_id))?.getState()) === 'completed', 60_000, 200);
     expect(await countEvents(t.db, p.id)).toBe(N);
   }, 180_000);
+
+  it('a migration (each day a job that either worker takes) succeeds with exactly N events, none doubled', async () => {
+    const p = await seedProject(t.db);
+    const res = await fetch(`${app.url}/migrate/amplitude`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ AMPLITUDE_API_KEY: 'amp-key', AMPLITUDE_API_SECRET: 'amp-secret', MIXPANEL_TOKEN: p.token, START_DATE: '2024-04-01', END_DATE: '2024-04-08' }),
+    });
+    expect(res.status).toBe(202);
+    const id = ((await res.json()) as { results: { migration_id: string } }).results.migration_id;
+    const view = async () =>
+      ((await (await fetch(`${app.url}/migrate/migrations/${id}`, { headers: { authorization: basicAuth(p.token) } })).json()) as { results: Record<string, any> }).results;
+    await until(async () => (await countEvents(t.db, p.id)) >= MIGRATION_EVENTS / 5 || undefined, 60_000, 20);
+
+    await restartPrefixMaster();
+    expect(await countEvents(t.db, p.id)).toBeLessThan(MIGRATION_EVENTS);
+
+    const done = await until(async () => {
+      const v = await view();
+      return v.status === 'succeeded' || v.status === 'failed' ? v : undefined;
+    }, 150_000, 200);
+    expect(done).toMatchObject({ status: 'succeeded', events_read: MIGRATION_EVENTS, events_loaded: MIGRATION_EVENTS, events_deduplicated: 0, events_rejected: 0, error: null });
+    expect(done.partitions).toEqual({ total: 8, done: 8 });
+    expect(await countEvents(t.db, p.id)).toBe(MIGRATION_EVENTS);
+    await readyAgain();
+  }, 200_000);
 
   it('a partitioned sync (a BullMQ flow over two workers) succeeds with exactly N rows, none doubled', async () => {
     const p = await seedProject(t.db);
