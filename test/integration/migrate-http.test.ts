@@ -142,7 +142,7 @@ describe.each(dbKinds())('migration HTTP API on %s', (kind) => {
     const month = new Date().toISOString().slice(0, 7);
     const res = await fetch(`${app.url}/api/app/projects/${p.id}/usage?month=${month}`, { headers: { authorization: p.basic } });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as any).results).toEqual({ project_id: p.id, month, events: 0, sources: {} });
+    expect(((await res.json()) as any).results).toEqual({ project_id: p.id, month, events: 0, sources: {}, events_updated: 0, events_deleted: 0 });
     const bad = await fetch(`${app.url}/api/app/projects/${p.id}/usage?month=2024-13`, { headers: { authorization: p.basic } });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error).toMatch(/'month' must be 'YYYY-MM'/);
