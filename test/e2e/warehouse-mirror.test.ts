@@ -350,5 +350,10 @@ describe('mirror imports: bad input', () => {
     expect(run.rows_skipped).toBe(1);
     expect(run.log.join('\n')).toMatch(/row \d rejected: \$insert_id: duplicate key 'e-2'/);
     expect(changes(await syncOnce(h.api, importId))).toEqual([0, 0, 0]);
+
+    // Deleting the import forgets its snapshot (a new import of the table starts from scratch).
+    expect(Number((await h.t.db('mirror_rows').where({ import_id: importId }).count({ n: '*' }).first())!.n)).toBe(2);
+    expect((await call(h.api, 'DELETE', `/imports/${importId}`)).status).toBe(200);
+    expect(Number((await h.t.db('mirror_rows').where({ import_id: importId }).count({ n: '*' }).first())!.n)).toBe(0);
   });
 });
