@@ -17,6 +17,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { bigqueryFixtureWith, databricksFixtureWith } from '../helpers/cloud-sources.js';
 import type { TestDb } from '../helpers/db.js';
 import { startInProcessWorker, type InProcessWorker } from '../helpers/job-platform.js';
+import { redisKinds, redisOverrides, type RedisKind } from '../helpers/redis-kinds.js';
 import { get, lines, qs } from '../helpers/read-back.js';
 import { createStoreTestDb, storeKindNames } from '../helpers/store-kinds.js';
 import {
@@ -91,7 +92,7 @@ function expectedEvent(r: EvRow) {
 }
 
 /** A mirror harness: one app, one worker and one source per describe. */
-function harness(storeKind: string, fixture: WarehouseSourceFixture, overrides: Record<string, string | number> = {}) {
+function harness(storeKind: string, fixture: WarehouseSourceFixture, overrides: Parameters<typeof startTestApp>[1] = {}) {
   const h = {} as { t: TestDb; app: TestApp; worker: InProcessWorker; src: WarehouseSourceHandle; p: SeededProject; api: Api };
   beforeAll(async () => {
     h.t = await createStoreTestDb(storeKind);
@@ -243,8 +244,11 @@ async function mirrorProfilesCase(h: ReturnType<typeof harness>, kind: 'people' 
   expect(changes(await syncOnce(h.api, importId))).toEqual([0, 0, 0]);
 }
 
-describe.each(storeKindNames())('mirror sync into a %s event store (SQLite source)', (storeKind) => {
-  const h = harness(storeKind, sqliteSourceFixture, { SYNC_PARTITION_ROWS: 4000, WAREHOUSE_BATCH_SIZE: 1500 });
+// Every event store on plain Redis; the SQLite store on the Redis Cluster too (the flow of partitions on it).
+const storeCases: [string, RedisKind][] = [...storeKindNames().map((k) => [k, 'redis'] as [string, RedisKind]), ...redisKinds().filter((r) => r === 'cluster').map((r) => ['sqlite', r] as [string, RedisKind])];
+
+describe.each(storeCases)('mirror sync into a %s event store (SQLite source), Redis: %s', (storeKind, redisKind) => {
+  const h = harness(storeKind, sqliteSourceFixture, { SYNC_PARTITION_ROWS: 4000, WAREHOUSE_BATCH_SIZE: 1500, ...redisOverrides(redisKind) });
 
   it('events: 10k rows, then exactly 70 inserted / 100 updated / 50 deleted, then 0 / 0 / 0; export equals the table', async () => {
     await mirrorEventsCase(h, 10_000, true);
