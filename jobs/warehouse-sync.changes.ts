@@ -1,5 +1,6 @@
 /**
- * A mirror run on a source with native change tracking (Snowflake's CHANGES clause): instead of
+ * A mirror run on a source with native change tracking (Snowflake's CHANGES clause, Databricks'
+ * change data feed): instead of
  * reading the whole table and sweeping what vanished, read only the net changes since the change
  * point the last successful run took, and apply them through the same mirror batches — a delete
  * row deletes its key, an upsert row goes through the snapshot (new, changed, or the same) like a
