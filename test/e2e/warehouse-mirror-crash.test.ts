@@ -2,13 +2,17 @@
  * A worker PROCESS killed with -9 in the middle of a mirror run: the batches committed before the
  * kill hold their events, snapshot entries and counts together; a restarted worker resumes after
  * the last of them, sweeps the vanished rows, and the project ends equal to the table with the
- * changes counted exactly once — nothing lost, nothing doubled. SQLite source, both SQL stores.
+ * changes counted exactly once — nothing lost, nothing doubled. SQLite source; event stores
+ * SQLite, PostgreSQL and (where CI provides one) ClickHouse — there the event writes land before
+ * the batch's SQL commit, and a replay after the kill must still converge.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
-import { eventStoreOf } from '../helpers/events.js';
+import { ClickHouseEventStore } from '../../src/store/clickhouse/clickhouse-event.store.js';
+import { clickhouseKinds, createTestClickHouse } from '../helpers/clickhouse.js';
+import { attachEventStore, eventStoreOf } from '../helpers/events.js';
 import { until } from '../helpers/job-platform.js';
 import { serviceEnv, spawnBin, type Spawned } from '../helpers/spawn.js';
 import { fillEventsTable, sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
@@ -16,14 +20,29 @@ import { createSourceAndImport, manualSync, waitForRun, type Api } from '../help
 
 const ROWS = 200_000;
 
-describe.each(dbKinds())('worker killed mid mirror run, store on %s', (kind) => {
+const kinds: ('sqlite' | 'postgres' | 'clickhouse')[] = [...dbKinds(), ...clickhouseKinds().filter((k) => k === 'clickhouse')];
+
+describe.each(kinds)('worker killed mid mirror run, store on %s', (kind) => {
   let t: TestDb;
   let app: TestApp;
   let src: WarehouseSourceHandle;
+  /** The event store's settings a spawned worker needs (ClickHouse); the SQL stores need none. */
+  let storeEnv: Record<string, string> = {};
+  let closeStore = async () => {};
   const procs: Spawned[] = [];
 
   beforeAll(async () => {
-    t = await createTestDb(kind);
+    if (kind === 'clickhouse') {
+      t = await createTestDb('sqlite');
+      const ch = await createTestClickHouse('clickhouse');
+      const store = new ClickHouseEventStore(ch.config);
+      attachEventStore(t.db, store);
+      storeEnv = { ...ch.config } as Record<string, string>;
+      closeStore = async () => {
+        await store.close();
+        await ch.destroy();
+      };
+    } else t = await createTestDb(kind);
     app = await startTestApp(t.db);
     src = await sqliteSourceFixture.create();
     await fillEventsTable(src, ROWS);
@@ -33,6 +52,7 @@ describe.each(dbKinds())('worker killed mid mirror run, store on %s', (kind) => 
     await app?.queues.queues['warehouse-sync'].obliterate({ force: true });
     await app?.close();
     await src?.cleanup();
+    await closeStore();
     await t?.destroy();
   });
 
@@ -49,7 +69,7 @@ describe.each(dbKinds())('worker killed mid mirror run, store on %s', (kind) => 
       user_column_name: 'user_id',
       insert_id_column_name: 'id',
     });
-    const env = serviceEnv(t.url, app.config, { JOB_LOCK_MS: '2000', SYNC_PARTITION_ROWS: String(ROWS * 2), RECONCILE_INTERVAL_SEC: '2', WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn' });
+    const env = serviceEnv(t.url, app.config, { ...storeEnv, JOB_LOCK_MS: '2000', SYNC_PARTITION_ROWS: String(ROWS * 2), RECONCILE_INTERVAL_SEC: '2', WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn' });
     const worker = () => {
       const w = spawnBin('worker', env);
       procs.push(w);
