@@ -7,16 +7,13 @@
 import crypto from 'node:crypto';
 import { configFrom } from '../config/index.js';
 import { createConnector, definitions } from '../connectors/index.js';
-import { runWarehouseSync } from '../jobs/warehouse-sync.handler.js';
-import type { JobContext } from '../jobs/types.js';
 import { createProject } from '../src/accounts/accounts.service.js';
-import { benchEventStore, countEvents } from './bench-store.js';
+import { countEvents } from './bench-store.js';
+import { runSyncOnce } from './warehouse-sync-cases.js';
 import { createDb } from '../src/db/knex.js';
 import { migrateLatest } from '../src/db/migrate.js';
-import { insertRunIfFree } from '../src/db/sync-runs.repo.js';
 import { silentLogger } from '../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
-import type { JobQueues } from '../src/queue/queues.js';
 import { createImport } from '../src/warehouse/imports.service.js';
 import { createSource } from '../src/warehouse/sources.service.js';
 
@@ -69,25 +66,7 @@ export async function sync(args: SnowflakeCaseArgs): Promise<SnowflakeCaseResult
     insert_id_column_name: 'insert_id',
     json_properties_column_name: 'props',
   });
-  const runId = crypto.randomUUID();
-  await insertRunIfFree(db, { id: runId, importId: imp.id as number, projectId: project.id, trigger: 'manual', jobId: `bench-${runId}`, log: [], now: Date.now() });
-  const ctx: JobContext = {
-    db,
-    events: benchEventStore(db),
-    log: silentLogger,
-    config,
-    secrets,
-    queues: undefined as unknown as JobQueues, // the sync handler never enqueues
-    signal: new AbortController().signal,
-    progress: async () => {},
-    logLine: async () => {},
-    attempt: 1,
-    jobId: `bench-${runId}`,
-  };
-  const started = process.hrtime.bigint();
-  const outcome = await runWarehouseSync(runId, ctx);
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (outcome !== 'succeeded') throw new Error(`sync ended ${outcome}`);
+  const seconds = await runSyncOnce({ db, config, secrets }, project.id, imp.id as number);
   const stored = await countEvents(db, project.id);
   await db.destroy();
   return { rows: args.rows, seconds, stored };

@@ -10,7 +10,7 @@
 import crypto from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { configFrom } from '../config/index.js';
+import { configFrom, type Config } from '../config/index.js';
 import { runWarehouseSync } from '../jobs/warehouse-sync.handler.js';
 import type { JobContext } from '../jobs/types.js';
 import { createProject } from '../src/accounts/accounts.service.js';
@@ -22,7 +22,7 @@ import { insertRunIfFree } from '../src/db/sync-runs.repo.js';
 import { warehouseInsertId } from '../src/domain/warehouse-mapping.js';
 import type { NormalizedEvent } from '../src/domain/event-record.js';
 import { silentLogger } from '../src/lib/logger.js';
-import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
+import { createSecretBox, secretsKeyFrom, type SecretBox } from '../src/lib/secrets.js';
 import type { JobQueues } from '../src/queue/queues.js';
 import { createImport } from '../src/warehouse/imports.service.js';
 import { createSource } from '../src/warehouse/sources.service.js';
@@ -163,28 +163,31 @@ async function syncHarness(args: SyncCaseArgs, mode: Record<string, unknown>) {
     user_column_name: 'user_id',
     ...mode,
   });
-  const run = async (): Promise<number> => {
-    const runId = crypto.randomUUID();
-    await insertRunIfFree(db, { id: runId, importId: imp.id as number, projectId: project.id, trigger: 'manual', jobId: `warehouse-sync-${runId}`, log: [], now: Date.now() });
-    const ctx: JobContext = {
-      db,
-      events: benchEventStore(db),
-      log: silentLogger,
-      config,
-      secrets,
-      queues: undefined as unknown as JobQueues, // the handler never enqueues
-      signal: new AbortController().signal,
-      progress: async () => {},
-      logLine: async () => {},
-      attempt: 1,
-      jobId: `warehouse-sync-${runId}`,
-    };
-    const started = process.hrtime.bigint();
-    const outcome = await runWarehouseSync(runId, ctx);
-    if (outcome !== 'succeeded') throw new Error(`sync ended ${outcome}`);
-    return Number(process.hrtime.bigint() - started) / 1e9;
+  return { db, project, run: () => runSyncOnce({ db, config, secrets }, project.id, imp.id as number) };
+}
+
+/** One manual run of an import, by the warehouse-sync handler as a worker runs it; its seconds. */
+export async function runSyncOnce(deps: { db: Db; config: Config; secrets: SecretBox }, projectId: number, importId: number): Promise<number> {
+  const { db, config, secrets } = deps;
+  const runId = crypto.randomUUID();
+  await insertRunIfFree(db, { id: runId, importId, projectId, trigger: 'manual', jobId: `warehouse-sync-${runId}`, log: [], now: Date.now() });
+  const ctx: JobContext = {
+    db,
+    events: benchEventStore(db),
+    log: silentLogger,
+    config,
+    secrets,
+    queues: undefined as unknown as JobQueues, // the handler never enqueues
+    signal: new AbortController().signal,
+    progress: async () => {},
+    logLine: async () => {},
+    attempt: 1,
+    jobId: `warehouse-sync-${runId}`,
   };
-  return { db, project, run };
+  const started = process.hrtime.bigint();
+  const outcome = await runWarehouseSync(runId, ctx);
+  if (outcome !== 'succeeded') throw new Error(`sync ended ${outcome}`);
+  return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
 export async function sync(args: SyncCaseArgs): Promise<SyncCaseResult> {
