@@ -13,22 +13,13 @@ import { dropEventStore, migrateEventStore } from '../src/store/clickhouse/click
 import { withDatabase } from '../src/store/clickhouse/clickhouse-url.js';
 import type { CaseArgs as IngestArgs, CaseResult as IngestResult } from './ingest-cases.js';
 import { runIsolated } from './isolated.js';
+import { clickhouseReachable } from './clickhouse-reachable.js';
 import { pgReachable } from './pg-reachable.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CASES = path.join(here, 'clickhouse-cases.ts');
 const INGEST_CASES = path.join(here, 'ingest-cases.ts');
-
-async function clickhouseReachable(url: string): Promise<boolean> {
-  try {
-    const u = new URL(url);
-    const res = await fetch(`${u.protocol === 'clickhouses:' ? 'https' : 'http'}://${u.hostname}:${u.port || 8123}/?query=SELECT%201`);
-    return res.ok;
-  } catch {
-    return false;
-  }
-}
 
 async function ingestSection(ctx: BenchContext, url: string, n: number): Promise<BenchRow[]> {
   const section = 'ingest clickhouse';
@@ -82,7 +73,7 @@ async function reportSection(ctx: BenchContext, kinds: { kind: ReportStoreKind; 
 export const bench: BenchModule = {
   title: 'ClickHouse: /import vs insert floor; reports over 10M events per store',
   run: async (ctx) => {
-    const url = process.env.BENCH_CLICKHOUSE_URL ?? 'clickhouse://default:@127.0.0.1:8123/';
+    const url = ctx.clickhouseUrl;
     const haveClickHouse = await clickhouseReachable(url);
     const rows: BenchRow[] = [];
     if (haveClickHouse) rows.push(...(await ingestSection(ctx, url, Math.max(4000, Math.round((200_000 * ctx.scale) / 2000) * 2000))));

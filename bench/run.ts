@@ -37,6 +37,7 @@ async function main() {
     scale: Number(process.env.BENCH_SCALE ?? '1'),
     pgUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    clickhouseUrl: process.env.BENCH_CLICKHOUSE_URL ?? 'clickhouse://default:@127.0.0.1:8123/',
     redisClusterNodes: process.env.BENCH_REDIS_CLUSTER_NODES ?? '127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103',
     tmpDir: fs.mkdtempSync(path.join(os.tmpdir(), 'analytics-bench-')),
     log: (msg) => process.stderr.write(`[bench] ${msg}\n`),

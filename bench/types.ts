@@ -17,6 +17,8 @@ export interface BenchContext {
   /** Postgres to bench against, when reachable. */
   pgUrl?: string;
   redisUrl: string;
+  /** ClickHouse to bench against (BENCH_CLICKHOUSE_URL), when reachable. */
+  clickhouseUrl: string;
   /** `host:port,…` of a Redis Cluster for the cluster rows (BENCH_REDIS_CLUSTER_NODES; default the CI cluster). */
   redisClusterNodes?: string;
   /** A temp dir owned by this run. */

@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { createApp } from '../http/app.js';
+import { importWorkerCount, ingestWorkerPool } from '../http/ingest-workers.js';
 import { listen } from '../http/server.js';
 import { createProcessContext, runMain, type ProcessContext } from './context.js';
 import { installSignalHandlers } from '../lib/lifecycle.js';
@@ -19,6 +20,8 @@ export async function startWeb(ctx: ProcessContext): Promise<{ port: number; pro
       { name: 'redis', check: () => ctx.redis.ping() },
     ],
   });
+  // The /import workers start before the first request, not inline during it (ingest-workers.ts).
+  await ingestWorkerPool(importWorkerCount(ctx.config, ctx.db)).warm();
   const server = await listen(app, ctx.config);
   ctx.lifecycle.register('http', server.close);
   ctx.log.info({ port: server.port, protocol: server.protocol }, 'web listening');

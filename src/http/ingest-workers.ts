@@ -9,6 +9,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { prepareEventBatch, type PrepareInput, type PreparedBatch } from '../ingest/events-prepare.js';
+import { dialect, type Db } from '../db/knex.js';
 import { ValidationError } from '../lib/errors.js';
 import { startModuleWorker } from '../lib/worker-thread.js';
 
@@ -158,6 +159,14 @@ export class IngestWorkerPool {
 const pools = new Map<number, IngestWorkerPool>();
 
 /** The process's one pool of this size (several apps in one process share it). */
+/**
+ * Workers for /import: INGEST_WORKERS, else one on SQLite (the writer thread is the bottleneck,
+ * so parsing moves off it) and none on PostgreSQL (the server needs the second core).
+ */
+export function importWorkerCount(config: { INGEST_WORKERS?: number }, db: Db): number {
+  return config.INGEST_WORKERS ?? (dialect(db) === 'sqlite' ? 1 : 0);
+}
+
 export function ingestWorkerPool(size: number): IngestWorkerPool {
   let pool = pools.get(size);
   if (!pool) {

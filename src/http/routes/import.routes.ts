@@ -10,14 +10,13 @@
  */
 import type { Express, Request, Response } from 'express';
 import type { Project } from '../../db/accounts.repo.js';
-import { dialect } from '../../db/knex.js';
 import { prepareEventBatch, type PrepareInput, type PreparedBatch } from '../../ingest/events-prepare.js';
 import { ingestEvents, storeEventRows } from '../../ingest/events.ingest.js';
 import type { AppDeps } from '../deps.js';
 import { writeAccess } from '../ingest-auth.js';
 import { bodyKindOf, isLegacyRequest, markLegacy, readIngestPayload } from '../ingest-payload.js';
 import { sendIngestAnswer } from '../ingest-response.js';
-import { ingestWorkerPool } from '../ingest-workers.js';
+import { importWorkerCount, ingestWorkerPool } from '../ingest-workers.js';
 import { rateLimiterOf } from '../rate-limit.js';
 import { readSentBody } from '../request-body.js';
 import { surface } from '../surface.js';
@@ -27,7 +26,7 @@ export function mountImport(app: Express, deps: AppDeps): void {
   const { config } = deps;
   const limiter = rateLimiterOf(deps);
   const limits = eventLimitsOf(config);
-  const pool = ingestWorkerPool(config.INGEST_WORKERS ?? (dialect(deps.db) === 'sqlite' ? 1 : 0));
+  const pool = ingestWorkerPool(importWorkerCount(config, deps.db));
   const payloadLimits = { maxBytes: config.IMPORT_MAX_BYTES, maxRecords: config.IMPORT_MAX_EVENTS };
 
   const legacy = async (req: Request, res: Response, project: Project, strict: boolean) => {

@@ -1,0 +1,144 @@
+/**
+ * One floor per store, shared by every bench: the fastest known way to land the bench's rows in
+ * that store, measured in the same run as what it is compared with.
+ * - SQLite: multi-row prepared INSERTs (64 rows a statement) in 20k-row transactions, on the very
+ *   connection createDb configures (WAL, synchronous=NORMAL);
+ * - PostgreSQL: one `COPY … FROM STDIN` straight into the events table (indexes and all);
+ * - ClickHouse: `@clickhouse/client` JSONEachRow inserts of the same rows, 20k a time.
+ * Rows are built before the clock starts: a floor times the store alone.
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type Database from 'better-sqlite3';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { createClient } from '@clickhouse/client';
+import { eventRow } from '../src/store/clickhouse/clickhouse-rows.js';
+import { dropEventStore, migrateEventStore } from '../src/store/clickhouse/clickhouse-migrate.js';
+import { parseClickHouseUrl, withDatabase } from '../src/store/clickhouse/clickhouse-url.js';
+import { emptyEventRows, type EventRows } from '../src/store/event-rows.js';
+import { openBenchStore } from './bench-store.js';
+import { generateEvents } from './ingest-data.js';
+import crypto from 'node:crypto';
+
+export type StoreKind = 'sqlite' | 'postgres' | 'clickhouse';
+
+export interface FloorArgs {
+  kind: StoreKind;
+  n: number;
+  /** SQLite: a fresh file; Postgres: the server URL (a scratch schema); ClickHouse: the server URL (a scratch database). */
+  target: string;
+  seed?: number;
+  /** Events carry $device_id / $user_id as in the identity bench (ingest-data.ts). */
+  identity?: boolean;
+}
+
+export interface FloorResult {
+  events: number;
+  seconds: number;
+  stored: number;
+}
+
+const TX_ROWS = 20_000;
+const ROWS_PER_STATEMENT = 64;
+const COLUMNS = ['project_id', 'event', 'distinct_id', 'time', 'insert_id', 'properties', 'source', 'ingested_at', 'device_id'];
+
+/** Generated bench events as store rows (what the write path would hand a store). */
+export function benchRows(n: number, seed = 42, identity = false): EventRows {
+  const rows = emptyEventRows();
+  for (const e of generateEvents(n, seed, identity)) {
+    const { time, distinct_id, $insert_id, ...rest } = e.properties;
+    rows.event.push(e.event);
+    rows.distinctId.push(distinct_id as string);
+    rows.time.push((time as number) * 1000);
+    rows.insertId.push($insert_id as string);
+    rows.properties.push(JSON.stringify(rest));
+    rows.deviceId.push(typeof rest.$device_id === 'string' && !rest.$user_id ? rest.$device_id : null);
+  }
+  return rows;
+}
+
+export async function storeFloor(args: FloorArgs): Promise<FloorResult> {
+  const rows = benchRows(args.n, args.seed ?? 42, args.identity);
+  if (args.kind === 'sqlite') return sqliteFloor(args.target, rows);
+  if (args.kind === 'postgres') return postgresFloor(args.target, rows);
+  return clickhouseFloor(args.target, rows);
+}
+
+function tuple(rows: EventRows, i: number, projectId: number, now: number): unknown[] {
+  return [projectId, rows.event[i], rows.distinctId[i], rows.time[i], rows.insertId[i], rows.properties[i], 'import', now, rows.deviceId[i]];
+}
+
+async function sqliteFloor(file: string, rows: EventRows): Promise<FloorResult> {
+  const o = await openBenchStore('sqlite', file);
+  const conn = (await o.db.client.acquireConnection()) as Database.Database;
+  const n = rows.event.length;
+  const now = Date.now();
+  const values = (k: number) => `INSERT INTO events (${COLUMNS.join(', ')}) VALUES ${Array.from({ length: k }, () => `(${COLUMNS.map(() => '?').join(', ')})`).join(', ')} ON CONFLICT DO NOTHING`;
+  const many = conn.prepare(values(ROWS_PER_STATEMENT));
+  const one = conn.prepare(values(1));
+  const params: unknown[][] = [];
+  for (let i = 0; i < n; i++) params.push(tuple(rows, i, o.projectId, now));
+  const insertChunk = conn.transaction((from: number, to: number) => {
+    let i = from;
+    for (; i + ROWS_PER_STATEMENT <= to; i += ROWS_PER_STATEMENT) many.run(params.slice(i, i + ROWS_PER_STATEMENT).flat());
+    for (; i < to; i++) one.run(params[i]);
+  });
+  const t0 = performance.now();
+  for (let i = 0; i < n; i += TX_ROWS) insertChunk(i, Math.min(n, i + TX_ROWS));
+  const seconds = (performance.now() - t0) / 1000;
+  const stored = (conn.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+  await o.db.client.releaseConnection(conn);
+  await o.close();
+  return { events: n, seconds, stored };
+}
+
+/** COPY's text format: tab-separated, `\N` for null, backslash escapes. */
+function copyField(v: unknown): string {
+  if (v === null || v === undefined) return '\\N';
+  const s = String(v);
+  return /[\\\t\n\r]/.test(s) ? s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r') : s;
+}
+
+async function postgresFloor(serverUrl: string, rows: EventRows): Promise<FloorResult> {
+  const o = await openBenchStore('postgres', serverUrl);
+  const n = rows.event.length;
+  const now = Date.now();
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++) lines.push(`${tuple(rows, i, o.projectId, now).map(copyField).join('\t')}\n`);
+  const client = new pg.Client({ connectionString: o.url });
+  await client.connect();
+  const t0 = performance.now();
+  await pipeline(Readable.from(chunked(lines, TX_ROWS)), client.query(copyFrom(`COPY events (${COLUMNS.join(', ')}) FROM STDIN`)));
+  const seconds = (performance.now() - t0) / 1000;
+  const stored = Number((await client.query('SELECT count(*) AS n FROM events')).rows[0].n);
+  await client.end();
+  await o.close();
+  return { events: n, seconds, stored };
+}
+
+function* chunked(lines: string[], size: number): Generator<string> {
+  for (let i = 0; i < lines.length; i += size) yield lines.slice(i, i + size).join('');
+}
+
+async function clickhouseFloor(serverUrl: string, rows: EventRows): Promise<FloorResult> {
+  const scoped = withDatabase(serverUrl, `bench_${crypto.randomBytes(5).toString('hex')}`);
+  await migrateEventStore({ EVENT_STORE_URL: scoped });
+  const target = parseClickHouseUrl(scoped);
+  const client = createClient({ url: target.url, username: target.username, password: target.password, database: target.database });
+  try {
+    const n = rows.event.length;
+    const now = Date.now();
+    const built: Record<string, unknown>[] = [];
+    for (let i = 0; i < n; i++) built.push(eventRow(rows, i, { projectId: 1, source: 'import', now, ver: 1, isNew: true }));
+    const t0 = performance.now();
+    for (let i = 0; i < n; i += TX_ROWS) await client.insert({ table: 'events', values: built.slice(i, i + TX_ROWS), format: 'JSONEachRow' });
+    const seconds = (performance.now() - t0) / 1000;
+    const res = await client.query({ query: 'SELECT count() AS n FROM events', format: 'JSONEachRow' });
+    const stored = Number(((await res.json()) as { n: string }[])[0]!.n);
+    return { events: n, seconds, stored };
+  } finally {
+    await client.close();
+    await dropEventStore({ EVENT_STORE_URL: scoped });
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * `/import` measured from outside, as users run it: a fresh store, `npm start` on it
+ * (service-process.ts), and a separate client process (ingest-client.ts) posting 2000-event gzip
+ * batches over keep-alive connections. The rate is the client's: first request sent to last
+ * answer received; every answer must be a 200, and the store must then hold exactly the events.
+ */
+import crypto from 'node:crypto';
+import { fork } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createServiceAccount } from '../src/accounts/accounts.service.js';
+import { dropEventStore } from '../src/store/clickhouse/clickhouse-migrate.js';
+import { withDatabase } from '../src/store/clickhouse/clickhouse-url.js';
+import { createEventStore } from '../src/store/create-event-store.js';
+import { openBenchStore, type BenchStore } from './bench-store.js';
+import type { StoreKind } from './floors.js';
+import { startService } from './service-process.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const BATCH = 2000;
+
+export interface ServiceArgs {
+  kind: StoreKind;
+  n: number;
+  tmpDir: string;
+  pgUrl?: string;
+  clickhouseUrl?: string;
+  redisUrl: string;
+  clients: number;
+  /** Events carry $device_id / $user_id (ingest-data.ts). */
+  identity?: boolean;
+  /** Extra environment for the service (e.g. INGEST_WORKERS). */
+  env?: Record<string, string>;
+}
+
+export interface ServiceResult {
+  events: number;
+  seconds: number;
+  stored: number;
+  /** CPU time of the whole service process tree per event, µs. */
+  serverCpuUsPerEvent: number;
+  serverPeakRssMb: number;
+}
+
+interface ClientOutcome {
+  seconds: number;
+  failures: number;
+  firstError?: string;
+}
+
+function runClient(job: Record<string, unknown>): Promise<ClientOutcome> {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(here, 'ingest-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', (m) => resolve(m as ClientOutcome));
+    child.once('error', reject);
+    child.once('exit', (code) => code !== 0 && reject(new Error(`bench client exited with ${code}`)));
+    child.send(job);
+  });
+}
+
+export async function serviceImport(args: ServiceArgs): Promise<ServiceResult> {
+  const tag = crypto.randomBytes(4).toString('hex');
+  // Accounts and runs: SQLite, or a scratch Postgres schema when events live there too.
+  const accounts: BenchStore =
+    args.kind === 'postgres' ? await openBenchStore('postgres', args.pgUrl!) : await openBenchStore('sqlite', path.join(args.tmpDir, `service-${tag}.sqlite`));
+  const eventStoreUrl = args.kind === 'clickhouse' ? withDatabase(args.clickhouseUrl!, `bench_${tag}`) : undefined;
+  const sa = await createServiceAccount(accounts.db, { username: 'bench', projectId: accounts.projectId, role: 'owner' });
+  const service = await startService(
+    {
+      NODE_ENV: 'production',
+      SECRETS_KEY: crypto.randomBytes(32).toString('hex'),
+      ADMIN_USERNAME: 'bench',
+      ADMIN_PASSWORD: crypto.randomBytes(12).toString('hex'),
+      DATABASE_URL: accounts.url,
+      ...(eventStoreUrl ? { EVENT_STORE_URL: eventStoreUrl } : {}),
+      REDIS_URL: args.redisUrl,
+      QUEUE_PREFIX: `bench-${tag}`,
+      LOG_LEVEL: 'info',
+      // The limiter stays on the hot path, set above what this machine can take in.
+      RATE_LIMIT_EVENTS_PER_SEC: '10000000',
+      RATE_LIMIT_BURST: '10000000',
+      ...args.env,
+    },
+    path.join(args.tmpDir, `service-${tag}.log`),
+  );
+  let outcome: ClientOutcome;
+  let cpu: number;
+  let peakRssMb: number;
+  try {
+    const cpu0 = service.cpuSeconds();
+    const from = process.hrtime.bigint() / 1000n;
+    outcome = await runClient({
+      url: `${service.url}/import?project_id=${accounts.projectId}&strict=1`,
+      authorization: `Basic ${Buffer.from(`${sa.username}:${sa.secret}`).toString('base64')}`,
+      n: args.n,
+      batch: BATCH,
+      clients: args.clients,
+      identity: args.identity,
+    });
+    cpu = service.cpuSeconds() - cpu0;
+    // The load's window on the monotonic clock V8's profiles use (profile-summary.ts filters by it).
+    if (process.env.BENCH_CPU_PROF_DIR) process.stderr.write(`[bench] profile window (µs): ${from} ${process.hrtime.bigint() / 1000n}\n`);
+    peakRssMb = service.peakRssMb();
+  } finally {
+    await service.stop();
+  }
+  const events = createEventStore({ EVENT_STORE_URL: eventStoreUrl }, accounts.db);
+  const stored = await events.count(accounts.projectId);
+  await events.close();
+  if (eventStoreUrl) await dropEventStore({ EVENT_STORE_URL: eventStoreUrl });
+  await accounts.close();
+  if (outcome.failures > 0) throw new Error(`${outcome.failures} /import requests failed: ${outcome.firstError}`);
+  return { events: args.n, seconds: outcome.seconds, stored, serverCpuUsPerEvent: (cpu * 1e6) / args.n, serverPeakRssMb: peakRssMb };
+}

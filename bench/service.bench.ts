@@ -1,0 +1,101 @@
+/**
+ * The headline rows (issue 17): `/import` into the service as users run it (`npm start`, real
+ * logging, rate limiter on), driven from an outside client process, against the one floor of
+ * each store (floors.ts) measured in the same run. Each pair runs BENCH_REPEATS times (default 5),
+ * interleaved, and the table shows the median rate and the median of the per-pair ratios.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { clickhouseReachable } from './clickhouse-reachable.js';
+import type { FloorArgs, FloorResult, StoreKind } from './floors.js';
+import { runIsolated } from './isolated.js';
+import { pgReachable } from './pg-reachable.js';
+import { serviceImport, type ServiceArgs } from './service-cases.js';
+import type { BenchContext, BenchModule, BenchRow } from './types.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const FLOORS = path.join(here, 'floors.ts');
+
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+export function machineNote(): string {
+  return `${os.cpus().length} cores, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`;
+}
+
+/** The store's floor, in its own process (peak RSS its own); checks every row landed. */
+export async function measureFloor(ctx: BenchContext, kind: StoreKind, n: number, target: string, identity = false): Promise<{ rate: number; peakRssMb: number }> {
+  const args: FloorArgs = { kind, n, target, identity };
+  const { result, peakRssMb } = await runIsolated<FloorResult>(FLOORS, 'storeFloor', args);
+  if (result.stored !== n) throw new Error(`${kind} floor: stored ${result.stored} of ${n} events`);
+  return { rate: result.events / result.seconds, peakRssMb };
+}
+
+export function floorTarget(ctx: BenchContext, kind: StoreKind, tag: string): string {
+  if (kind === 'sqlite') return path.join(ctx.tmpDir, `floor-${tag}-${Date.now()}-${Math.random().toString(36).slice(2)}.sqlite`);
+  return kind === 'postgres' ? ctx.pgUrl! : ctx.clickhouseUrl!;
+}
+
+async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats: number): Promise<BenchRow[]> {
+  const rates: number[] = [];
+  const floors: number[] = [];
+  const ratios: number[] = [];
+  const cpus: number[] = [];
+  const rss: number[] = [];
+  for (let r = 0; r < repeats; r++) {
+    ctx.log(`service ${kind}: run ${r + 1}/${repeats}: floor (${n.toLocaleString('en-US')} events)`);
+    const floor = await measureFloor(ctx, kind, n, floorTarget(ctx, kind, 'service'));
+    ctx.log(`service ${kind}: run ${r + 1}/${repeats}: npm start + POST /import`);
+    const args: ServiceArgs = { kind, n, tmpDir: ctx.tmpDir, pgUrl: ctx.pgUrl, clickhouseUrl: ctx.clickhouseUrl, redisUrl: ctx.redisUrl, clients: 4 };
+    const res = await serviceImport(args);
+    if (res.stored !== n) throw new Error(`service ${kind}: stored ${res.stored} of ${n} events`);
+    const rate = res.events / res.seconds;
+    rates.push(rate);
+    floors.push(floor.rate);
+    ratios.push(rate / floor.rate);
+    cpus.push(res.serverCpuUsPerEvent);
+    rss.push(res.serverPeakRssMb);
+    ctx.log(`service ${kind}: ${Math.round(rate)} events/s vs floor ${Math.round(floor.rate)} (${(rate / floor.rate).toFixed(2)})`);
+  }
+  const section = `service ${kind}`;
+  const spread = `ratios ${ratios.map((x) => x.toFixed(2)).join(' ')}`;
+  return [
+    { section, name: `floor (${FLOOR_NAMES[kind]})`, unit: 'events/s', value: median(floors), note: `${n} events, median of ${repeats}; ${machineNote()}` },
+    {
+      section,
+      name: 'POST /import from outside, npm start, 4 clients',
+      unit: 'events/s',
+      value: median(rates),
+      ratio: `${median(ratios).toFixed(2)} of floor`,
+      peakRssMb: Math.max(...rss),
+      note: `${spread}; server cpu ${median(cpus).toFixed(1)} µs/event`,
+    },
+  ];
+}
+
+export const FLOOR_NAMES: Record<StoreKind, string> = {
+  sqlite: 'multi-row prepared INSERT, 20k rows/tx',
+  postgres: 'COPY into the table',
+  clickhouse: '@clickhouse/client JSONEachRow, 20k rows/insert',
+};
+
+export const bench: BenchModule = {
+  title: 'the service from outside: POST /import vs each store floor',
+  run: async (ctx) => {
+    const n = Math.max(4000, Math.round((200_000 * ctx.scale) / 2000) * 2000);
+    const repeats = Math.max(1, Number(process.env.BENCH_REPEATS ?? '5'));
+    const rows = await storeRows(ctx, 'sqlite', n, repeats);
+    if (await pgReachable(ctx.pgUrl)) rows.push(...(await storeRows(ctx, 'postgres', n, repeats)));
+    else ctx.log('service: Postgres not reachable, skipping its rows');
+    if (await clickhouseReachable(ctx.clickhouseUrl)) rows.push(...(await storeRows(ctx, 'clickhouse', n, repeats)));
+    else ctx.log('service: ClickHouse not reachable, skipping its rows');
+    return rows;
+  },
+};
