@@ -227,6 +227,16 @@ export function eventStoreContract(kind: StoreKind): void {
         const [e] = await scanAll(store, p);
         expect(e).toEqual({ event: 'Späť', distinctId: 'd "q"', time: T0 + 1, insertId: 'x'.repeat(36), properties: props, resolvedId: 'd "q"' });
       });
+
+      it('keeps backslashes, tabs, newlines and a literal \\N in names, ids and properties (COPY text escapes)', async () => {
+        const p = newProject();
+        const odd = 'a\\b\tc\nd\re \\N \\\\t';
+        const props = { [odd]: odd, path: 'C:\\temp\\new', json: '{"k":"v\\"w"}' };
+        await write(store, p, [ev(2, { event: odd, distinctId: `u${odd}`, insertId: `i${odd}`, time: T0 + 2, properties: props })]);
+        const [e] = await scanAll(store, p);
+        expect(e).toEqual({ event: odd, distinctId: `u${odd}`, time: T0 + 2, insertId: `i${odd}`, properties: props, resolvedId: `u${odd}` });
+        expect(await write(store, p, [ev(2, { event: odd, distinctId: `u${odd}`, insertId: `i${odd}`, time: T0 + 2, properties: props })])).toBe(0);
+      });
     });
 
     describe('mirror update and delete by (project, insert_id)', () => {

@@ -1,9 +1,9 @@
 /**
  * The SQL stores' writes: events, identity links and usage, on the connection or transaction
  * given. Dedupe is the unique key `events_dedupe` with ON CONFLICT DO NOTHING, so a replay of any
- * batch is a no-op. SQLite takes the rows through one cached prepared statement on the raw
+ * batch is a no-op. SQLite takes the rows through cached prepared 64-row statements on the raw
  * connection (the knex query builder costs more than the insert itself); Postgres takes a whole
- * batch as one unnest() statement. Postgres inserts rows in key order (events by the dedupe index's
+ * batch through COPY and one insert (pg-copy.ts). Postgres inserts rows in key order (events by the dedupe index's
  * order, links by device): concurrent batches that share keys then wait for each other instead of
  * deadlocking, which they did when two batches linked the same devices in opposite orders.
  */
@@ -11,15 +11,11 @@ import type Database from 'better-sqlite3';
 import { dialect, toNumber, type DbOrTrx } from '../../db/knex.js';
 import { monthOf } from '../../domain/time-buckets.js';
 import type { EventRows, IdentityLink } from '../event-rows.js';
+import { copyEventRows } from './pg-copy.js';
 
 const COLUMNS = '(project_id, event, distinct_id, time, insert_id, properties, source, ingested_at, device_id)';
 
 const SQLITE_INSERT = `INSERT INTO events ${COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
-
-const PG_INSERT =
-  `INSERT INTO events ${COLUMNS} ` +
-  'SELECT ?, e, d, t, i, p::jsonb, ?, ?, dev FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::text[]) AS u(e, d, t, i, p, dev) ' +
-  'ORDER BY i, e, d, t ON CONFLICT DO NOTHING';
 
 const SQLITE_LINK = 'INSERT INTO identity_links (project_id, device_id, user_id, linked_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING';
 
@@ -57,8 +53,7 @@ export async function insertEventRows(db: DbOrTrx, projectId: number, source: st
   if (dialect(db) === 'postgres') {
     let inserted = 0;
     if (n > 0) {
-      const res = await db.raw(PG_INSERT, [projectId, source, now, rows.event, rows.distinctId, rows.time, rows.insertId, rows.properties, rows.deviceId as string[]]);
-      inserted = (res as { rowCount: number }).rowCount;
+      inserted = await copyEventRows(db, projectId, source, rows, now);
     }
     await insertLinks(db, projectId, rows.links, now);
     return inserted;
