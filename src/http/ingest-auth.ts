@@ -12,6 +12,7 @@ import type { DbOrTrx } from '../db/knex.js';
 import type { Role } from '../domain/roles.js';
 import { ValidationError } from '../lib/errors.js';
 import { accessTo, parseProjectId, principalOf, type ProjectAccess } from './auth-middleware.js';
+import { recentAccessOf } from './recent-access.js';
 
 export const WRITE_ROLES: readonly Role[] = ['owner', 'admin'];
 
@@ -38,8 +39,27 @@ function queryProjectId(req: Request): unknown {
 
 /** Basic credentials → write access to a project (`project_id` optional for the project secret). */
 export async function writeAccess(deps: AuthDeps, req: Request, allowed: readonly Role[] = WRITE_ROLES): Promise<ProjectAccess> {
-  const principal = await principalOf(req, deps.auth);
   const raw = queryProjectId(req);
+  const recent = recentAccessOf(deps);
+  // Only plain requests are remembered (one project_id or none); anything odd takes the full path.
+  const projectKey = raw === undefined ? '' : typeof raw === 'string' ? raw : undefined;
+  const key = req.headers.authorization && projectKey !== undefined ? recent.keyOf(req.headers.authorization, projectKey) : undefined;
+  const seen = key ? recent.get(key) : undefined;
+  const access = seen ?? (await lookUpWriteAccess(deps, req, raw));
+  checkWriteAccess(access, allowed, deps.config.REGION);
+  if (key && !seen) recent.set(key, access);
+  return access;
+}
+
+function checkWriteAccess(access: ProjectAccess, allowed: readonly Role[], region: string): void {
+  if (!allowed.includes(access.role)) {
+    throw new ValidationError(403, `role '${access.role}' may not import data; needs ${allowed.join(' or ')}`);
+  }
+  assertResidency(access.project, region);
+}
+
+async function lookUpWriteAccess(deps: AuthDeps, req: Request, raw: unknown): Promise<ProjectAccess> {
+  const principal = await principalOf(req, deps.auth);
   let projectId: number;
   if (raw === undefined || raw === '') {
     if (principal.kind !== 'project_secret') {
@@ -47,12 +67,7 @@ export async function writeAccess(deps: AuthDeps, req: Request, allowed: readonl
     }
     projectId = principal.project.id;
   } else projectId = parseProjectId(raw);
-  const access = await accessTo(deps.db, principal, projectId);
-  if (!allowed.includes(access.role)) {
-    throw new ValidationError(403, `role '${access.role}' may not import data; needs ${allowed.join(' or ')}`);
-  }
-  assertResidency(access.project, deps.config.REGION);
-  return access;
+  return accessTo(deps.db, principal, projectId);
 }
 
 /** The distinct `properties.token` values of the records (non-strings ignored). */
