@@ -29,6 +29,8 @@ export interface ServiceArgs {
   clients: number;
   /** Events carry $device_id / $user_id (ingest-data.ts). */
   identity?: boolean;
+  /** The project's ID merge system: `original` turns the identity rules off. */
+  idMerge?: 'simplified' | 'original';
   /** Extra environment for the service (e.g. INGEST_WORKERS). */
   env?: Record<string, string>;
 }
@@ -65,6 +67,7 @@ export async function serviceImport(args: ServiceArgs): Promise<ServiceResult> {
     args.kind === 'postgres' ? await openBenchStore('postgres', args.pgUrl!) : await openBenchStore('sqlite', path.join(args.tmpDir, `service-${tag}.sqlite`));
   const eventStoreUrl = args.kind === 'clickhouse' ? withDatabase(args.clickhouseUrl!, `bench_${tag}`) : undefined;
   const sa = await createServiceAccount(accounts.db, { username: 'bench', projectId: accounts.projectId, role: 'owner' });
+  if (args.idMerge) await accounts.db('projects').where({ id: accounts.projectId }).update({ id_merge: args.idMerge });
   const service = await startService(
     {
       NODE_ENV: 'production',

@@ -3,6 +3,7 @@
  * logging, rate limiter on), driven from an outside client process, against the one floor of
  * each store (floors.ts) measured in the same run. Each pair runs BENCH_REPEATS times (default 5),
  * interleaved, and the table shows the median rate and the median of the per-pair ratios.
+ * Then the identity rows: the same service with identity-carrying events, rules on vs off.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -80,6 +81,38 @@ async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats:
   ];
 }
 
+/** Identity (issue 12): the same identity-carrying events with the rules on (simplified) and off (original). */
+async function identityRows(ctx: BenchContext, kind: StoreKind, n: number, repeats: number): Promise<BenchRow[]> {
+  const on: number[] = [];
+  const off: number[] = [];
+  const ratios: number[] = [];
+  for (let r = 0; r < repeats; r++) {
+    const rate = async (idMerge: 'simplified' | 'original') => {
+      ctx.log(`service ${kind}: run ${r + 1}/${repeats}: identity ${idMerge === 'simplified' ? 'on' : 'off'}`);
+      const res = await serviceImport({ kind, n, tmpDir: ctx.tmpDir, pgUrl: ctx.pgUrl, clickhouseUrl: ctx.clickhouseUrl, redisUrl: ctx.redisUrl, clients: 4, identity: true, idMerge });
+      if (res.stored !== n) throw new Error(`service ${kind} identity ${idMerge}: stored ${res.stored} of ${n} events`);
+      return res.events / res.seconds;
+    };
+    const a = await rate('original');
+    const b = await rate('simplified');
+    off.push(a);
+    on.push(b);
+    ratios.push(b / a);
+  }
+  const section = `service ${kind}`;
+  return [
+    { section, name: 'POST /import, identity off (original project)', unit: 'events/s', value: median(off), note: `events carry $device_id/$user_id (100k devices in 200k events); median of ${repeats}` },
+    {
+      section,
+      name: 'POST /import, identity on (simplified project)',
+      unit: 'events/s',
+      value: median(on),
+      ratio: `${median(ratios).toFixed(2)} of off`,
+      note: `ratios ${ratios.map((x) => x.toFixed(2)).join(' ')}; ids derived, devices recorded, links written`,
+    },
+  ];
+}
+
 export const FLOOR_NAMES: Record<StoreKind, string> = {
   sqlite: 'multi-row prepared INSERT, 20k rows/tx',
   postgres: 'COPY into the table',
@@ -91,11 +124,23 @@ export const bench: BenchModule = {
   run: async (ctx) => {
     const n = Math.max(4000, Math.round((200_000 * ctx.scale) / 2000) * 2000);
     const repeats = Math.max(1, Number(process.env.BENCH_REPEATS ?? '5'));
-    const rows = await storeRows(ctx, 'sqlite', n, repeats);
-    if (await pgReachable(ctx.pgUrl)) rows.push(...(await storeRows(ctx, 'postgres', n, repeats)));
-    else ctx.log('service: Postgres not reachable, skipping its rows');
-    if (await clickhouseReachable(ctx.clickhouseUrl)) rows.push(...(await storeRows(ctx, 'clickhouse', n, repeats)));
-    else ctx.log('service: ClickHouse not reachable, skipping its rows');
+    // BENCH_STORES=sqlite,postgres,clickhouse (the default): which stores to run.
+    const wanted = new Set((process.env.BENCH_STORES ?? 'sqlite,postgres,clickhouse').split(','));
+    const reachable: Record<StoreKind, () => Promise<boolean>> = {
+      sqlite: async () => true,
+      postgres: () => pgReachable(ctx.pgUrl),
+      clickhouse: () => clickhouseReachable(ctx.clickhouseUrl),
+    };
+    const rows: BenchRow[] = [];
+    for (const kind of ['sqlite', 'postgres', 'clickhouse'] as const) {
+      if (!wanted.has(kind)) continue;
+      if (!(await reachable[kind]())) {
+        ctx.log(`service: ${kind} not reachable, skipping its rows`);
+        continue;
+      }
+      rows.push(...(await storeRows(ctx, kind, n, repeats)));
+      if (process.env.BENCH_IDENTITY !== '0') rows.push(...(await identityRows(ctx, kind, n, repeats)));
+    }
     return rows;
   },
 };
