@@ -114,7 +114,7 @@ async function identityRows(ctx: BenchContext, kind: StoreKind, n: number, repea
 }
 
 export const FLOOR_NAMES: Record<StoreKind, string> = {
-  sqlite: 'multi-row prepared INSERT, 20k rows/tx',
+  sqlite: 'prepared INSERT, 20k rows/tx',
   postgres: 'COPY into the table',
   clickhouse: '@clickhouse/client JSONEachRow, 20k rows/insert',
 };

@@ -1,7 +1,7 @@
 /**
  * The SQL stores' writes: events, identity links and usage, on the connection or transaction
  * given. Dedupe is the unique key `events_dedupe` with ON CONFLICT DO NOTHING, so a replay of any
- * batch is a no-op. SQLite takes the rows through cached multi-row statements on the raw
+ * batch is a no-op. SQLite takes the rows through cached prepared 64-row statements on the raw
  * connection (the knex query builder costs more than the insert itself); Postgres takes a whole
  * batch through COPY and one insert (pg-copy.ts). Postgres inserts rows in key order (events by the dedupe index's
  * order, links by device): concurrent batches that share keys then wait for each other instead of
@@ -12,10 +12,12 @@ import { dialect, toNumber, type DbOrTrx } from '../../db/knex.js';
 import { monthOf } from '../../domain/time-buckets.js';
 import type { EventRows, IdentityLink } from '../event-rows.js';
 import { copyEventRows } from './pg-copy.js';
-import { SqliteMultiRowInsert } from './sqlite-multirow.js';
 
 const COLUMNS = '(project_id, event, distinct_id, time, insert_id, properties, source, ingested_at, device_id)';
 
+const SQLITE_INSERT = `INSERT INTO events ${COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
+
+const SQLITE_LINK = 'INSERT INTO identity_links (project_id, device_id, user_id, linked_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING';
 
 // DISTINCT ON (d) … ORDER BY d, ord: the first link of a device in the batch is the one that wins.
 const PG_LINKS =
@@ -23,31 +25,22 @@ const PG_LINKS =
   'SELECT ?, d, u, ? FROM (SELECT DISTINCT ON (d) d, u FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS x(d, u, ord) ORDER BY d, ord) f ' +
   'ORDER BY d ON CONFLICT DO NOTHING';
 
-interface SqliteStatements {
-  events: SqliteMultiRowInsert;
-  links: SqliteMultiRowInsert;
-}
-
-const statements = new WeakMap<Database.Database, SqliteStatements>();
-
-function prepareSqlite(conn: Database.Database): SqliteStatements {
-  return {
-    events: new SqliteMultiRowInsert(conn, `INSERT INTO events ${COLUMNS} VALUES`, 9, 'ON CONFLICT DO NOTHING'),
-    links: new SqliteMultiRowInsert(conn, 'INSERT INTO identity_links (project_id, device_id, user_id, linked_at) VALUES', 4, 'ON CONFLICT DO NOTHING'),
-  };
-}
+const statements = new WeakMap<Database.Database, { insert: Database.Statement; link: Database.Statement }>();
 
 export function inTransaction(db: DbOrTrx): boolean {
   return 'isTransaction' in db && db.isTransaction === true;
 }
 
 /** Runs `f` with the raw better-sqlite3 connection (inside a knex transaction: its own). */
-async function withSqlite<T>(db: DbOrTrx, f: (s: SqliteStatements) => T): Promise<T> {
+async function withSqlite<T>(db: DbOrTrx, f: (conn: Database.Database, s: { insert: Database.Statement; link: Database.Statement }) => T): Promise<T> {
   const conn = (await db.client.acquireConnection()) as Database.Database;
   try {
     let s = statements.get(conn);
-    if (!s) statements.set(conn, (s = prepareSqlite(conn)));
-    return f(s);
+    if (!s) {
+      s = { insert: conn.prepare(SQLITE_INSERT), link: conn.prepare(SQLITE_LINK) };
+      statements.set(conn, s);
+    }
+    return f(conn, s);
   } finally {
     if (!inTransaction(db)) await db.client.releaseConnection(conn);
   }
@@ -65,25 +58,12 @@ export async function insertEventRows(db: DbOrTrx, projectId: number, source: st
     await insertLinks(db, projectId, rows.links, now);
     return inserted;
   }
-  return withSqlite(db, (s) => {
-    const inserted = s.events.run(n, (p, at, i) => {
-      p[at] = projectId;
-      p[at + 1] = rows.event[i];
-      p[at + 2] = rows.distinctId[i];
-      p[at + 3] = rows.time[i];
-      p[at + 4] = rows.insertId[i];
-      p[at + 5] = rows.properties[i];
-      p[at + 6] = source;
-      p[at + 7] = now;
-      p[at + 8] = rows.deviceId[i];
-    });
-    const links = rows.links;
-    s.links.run(links.length, (p, at, i) => {
-      p[at] = projectId;
-      p[at + 1] = links[i]!.deviceId;
-      p[at + 2] = links[i]!.userId;
-      p[at + 3] = now;
-    });
+  return withSqlite(db, (_conn, s) => {
+    let inserted = 0;
+    for (let i = 0; i < n; i++) {
+      inserted += s.insert.run(projectId, rows.event[i], rows.distinctId[i], rows.time[i], rows.insertId[i], rows.properties[i], source, now, rows.deviceId[i]).changes;
+    }
+    for (const l of rows.links) s.link.run(projectId, l.deviceId, l.userId, now);
     return inserted;
   });
 }
