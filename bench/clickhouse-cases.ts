@@ -13,28 +13,13 @@ import { ClickHouseEventStore } from '../src/store/clickhouse/clickhouse-event.s
 import { dropEventStore, migrateEventStore } from '../src/store/clickhouse/clickhouse-migrate.js';
 import { eventRow } from '../src/store/clickhouse/clickhouse-rows.js';
 import { parseClickHouseUrl, withDatabase } from '../src/store/clickhouse/clickhouse-url.js';
-import { emptyEventRows, type EventRows } from '../src/store/event-rows.js';
+import type { EventRows } from '../src/store/event-rows.js';
 import type { EventStore, ReportQuery } from '../src/store/event-store.js';
 import { benchEventStore, openBenchStore } from './bench-store.js';
-import { generateEvents } from './ingest-data.js';
+import { benchRows } from './floors.js';
 
 export const BATCH = 2000;
 const DAY = 86_400_000;
-
-/** Generated bench events (bench/ingest-data.ts) as store rows; `seed` makes chunks distinct. */
-export function benchRows(n: number, seed: number): EventRows {
-  const rows = emptyEventRows();
-  for (const e of generateEvents(n, seed)) {
-    const { time, distinct_id, $insert_id, ...rest } = e.properties;
-    rows.event.push(e.event);
-    rows.distinctId.push(distinct_id as string);
-    rows.time.push((time as number) * 1000);
-    rows.insertId.push($insert_id as string);
-    rows.properties.push(JSON.stringify(rest));
-    rows.deviceId.push(null);
-  }
-  return rows;
-}
 
 function slice(rows: EventRows, from: number, to: number): EventRows {
   return {

@@ -13,6 +13,8 @@ interface Job {
   clients: number;
   /** Events carry $device_id / $user_id (generateEvents' identity option). */
   identity?: boolean;
+  /** Distinct users (ingest-data.ts DEFAULT_USERS when absent). */
+  users?: number;
 }
 
 function send(agent: http.Agent, job: Job, body: Buffer): Promise<{ status: number; text: string }> {
@@ -37,7 +39,7 @@ function send(agent: http.Agent, job: Job, body: Buffer): Promise<{ status: numb
 }
 
 process.once('message', async (job: Job) => {
-  const bodies = gzipBatches(generateEvents(job.n, 42, job.identity), job.batch);
+  const bodies = gzipBatches(generateEvents(job.n, 42, job.identity, job.users), job.batch);
   const agent = new http.Agent({ keepAlive: true, maxSockets: job.clients });
   let next = 0;
   let failures = 0;

@@ -20,6 +20,9 @@ const EVENTS = ['Page View', 'Sign Up', 'Purchase', 'Add To Cart', 'Search', 'Sh
 const COUNTRIES = ['US', 'DE', 'FR', 'IN', 'BR', 'JP', 'GB', 'CA'];
 const BROWSERS = ['Chrome', 'Firefox', 'Safari', 'Edge'];
 
+/** Distinct users of the generated events (each with two devices when `identity`). */
+export const DEFAULT_USERS = 50_000;
+
 export interface BenchEvent {
   event: string;
   properties: Record<string, unknown>;
@@ -31,12 +34,12 @@ export interface BenchEvent {
  * anonymous (`$device_id` and distinct_id `$device:<id>`, as mixpanel-browser sends), the rest
  * identified (`$user_id` + `$device_id`, which links the device).
  */
-export function generateEvents(n: number, seed = 42, identity = false): BenchEvent[] {
+export function generateEvents(n: number, seed = 42, identity = false, users = DEFAULT_USERS): BenchEvent[] {
   const r = rng(seed);
   const base = Math.floor(Date.now() / 1000) - 30 * 86_400;
   const out: BenchEvent[] = new Array(n);
   for (let i = 0; i < n; i++) {
-    const user = Math.floor(r() * 50_000);
+    const user = Math.floor(r() * users);
     out[i] = {
       event: EVENTS[i % EVENTS.length]!,
       properties: {

@@ -29,6 +29,8 @@ export interface ServiceArgs {
   clients: number;
   /** Events carry $device_id / $user_id (ingest-data.ts). */
   identity?: boolean;
+  /** Distinct users in the events (two devices each with `identity`); ingest-data.ts's default when absent. */
+  users?: number;
   /** The project's ID merge system: `original` turns the identity rules off. */
   idMerge?: 'simplified' | 'original';
   /** Extra environment for the service (e.g. INGEST_WORKERS). */
@@ -99,6 +101,7 @@ export async function serviceImport(args: ServiceArgs): Promise<ServiceResult> {
       batch: BATCH,
       clients: args.clients,
       identity: args.identity,
+      users: args.users,
     });
     cpu = service.cpuSeconds() - cpu0;
     // The load's window on the monotonic clock V8's profiles use (profile-summary.ts filters by it).

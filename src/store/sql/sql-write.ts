@@ -1,7 +1,7 @@
 /**
  * The SQL stores' writes: events, identity links and usage, on the connection or transaction
  * given. Dedupe is the unique key `events_dedupe` with ON CONFLICT DO NOTHING, so a replay of any
- * batch is a no-op. SQLite takes the rows through cached prepared 64-row statements on the raw
+ * batch is a no-op. SQLite takes the rows through one cached prepared statement on the raw
  * connection (the knex query builder costs more than the insert itself); Postgres takes a whole
  * batch through COPY and one insert (pg-copy.ts). Postgres inserts rows in key order (events by the dedupe index's
  * order, links by device): concurrent batches that share keys then wait for each other instead of
