@@ -28,6 +28,7 @@ import type {
 import { deviceOfDistinctId } from '../../domain/identity.js';
 import { GroupCommit } from '../../lib/group-commit.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
+import { KnownLinks } from '../known-links.js';
 import { ClickHouseConnection } from './clickhouse-connection.js';
 import { migrateEventStore } from './clickhouse-migrate.js';
 import { linksSql, pageBoundSql, reportSql, scanPageSql, timeSpanSql, type ScanCursor } from './clickhouse-reads.js';
@@ -69,6 +70,7 @@ export class ClickHouseEventStore implements EventStore {
   private readonly conn: ClickHouseConnection;
   private readonly locks = new KeyedMutex();
   private readonly clock = new VersionClock();
+  private readonly knownLinks = new KnownLinks();
   private readonly writes = new GroupCommit<EventBatch, number>(
     (_project, batches) => this.commitGroup(batches),
     (b) => Math.max(1, b.rows.event.length),
@@ -126,13 +128,16 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   private async writeLinks(projectId: number, links: readonly IdentityLink[]): Promise<void> {
-    const fresh = await this.newLinks(projectId, links);
-    if (fresh.length === 0) return;
-    const ver = this.clock.take(fresh.length);
-    await this.conn.insert(
-      'identity_links',
-      fresh.map((l, i) => ({ project_id: projectId, device_id: l.deviceId, user_id: l.userId, ver: ver + i })),
-    );
+    const unknown = this.knownLinks.unknown(projectId, links);
+    const fresh = await this.newLinks(projectId, unknown);
+    if (fresh.length > 0) {
+      const ver = this.clock.take(fresh.length);
+      await this.conn.insert(
+        'identity_links',
+        fresh.map((l, i) => ({ project_id: projectId, device_id: l.deviceId, user_id: l.userId, ver: ver + i })),
+      );
+    }
+    this.knownLinks.committed(projectId, unknown);
   }
 
   /**

@@ -8,6 +8,7 @@ import { countEvents, eventNamesSql } from './catalog-sql.js';
 import { dialect, type Db, type DbOrTrx } from '../../db/knex.js';
 import type { EventBatch, EventStore, MirrorResult, ReportQuery, ScanQuery, WriteOptions } from '../event-store.js';
 import { identityOfSql } from './identity-sql.js';
+import { KnownLinks } from '../known-links.js';
 import { deleteKeys, replaceKeys } from './mirror-sql.js';
 import { reportSql } from './report-sql.js';
 import { scanSql } from './scan-sql.js';
@@ -16,6 +17,7 @@ import { sqliteWriteCombiner } from './sqlite-write-combiner.js';
 
 export class SqlEventStore implements EventStore {
   readonly kind: 'sqlite' | 'postgres';
+  private readonly knownLinks = new KnownLinks();
 
   constructor(private readonly db: Db) {
     this.kind = dialect(db);
@@ -30,13 +32,19 @@ export class SqlEventStore implements EventStore {
   }
 
   async writeBatch(batch: EventBatch, options?: WriteOptions): Promise<number> {
-    const { projectId, source, rows, now } = batch;
-    if (!options?.within && this.kind === 'sqlite') return sqliteWriteCombiner(this.db).store(projectId, source, rows, now);
-    return this.inTransaction(options, async (trx) => {
-      const inserted = await insertEventRows(trx, projectId, source, rows, now);
-      await addUsage(trx, projectId, source, inserted, now);
-      return inserted;
-    });
+    const { projectId, source, now } = batch;
+    const rows = { ...batch.rows, links: this.knownLinks.unknown(projectId, batch.rows.links) };
+    let inserted: number;
+    if (!options?.within && this.kind === 'sqlite') inserted = await sqliteWriteCombiner(this.db).store(projectId, source, rows, now);
+    else
+      inserted = await this.inTransaction(options, async (trx) => {
+        const n = await insertEventRows(trx, projectId, source, rows, now);
+        await addUsage(trx, projectId, source, n, now);
+        return n;
+      });
+    // A caller's transaction commits later, or not at all: only our own commits vouch for links.
+    if (!options?.within) this.knownLinks.committed(projectId, rows.links);
+    return inserted;
   }
 
   updateByKey(batch: EventBatch, options?: WriteOptions): Promise<MirrorResult> {
