@@ -33,11 +33,6 @@ function slice(rows: EventRows, from: number, to: number): EventRows {
   };
 }
 
-export interface FloorArgs {
-  clickhouseUrl: string;
-  n: number;
-}
-
 export interface RateResult {
   events: number;
   seconds: number;
@@ -45,32 +40,10 @@ export interface RateResult {
 }
 
 /** A fresh database for one measurement; dropped by the returned function. */
-async function scratchClickHouse(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function scratchClickHouse(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const scoped = withDatabase(url, `bench_${crypto.randomBytes(5).toString('hex')}`);
   await migrateEventStore({ EVENT_STORE_URL: scoped });
   return { url: scoped, drop: () => dropEventStore({ EVENT_STORE_URL: scoped }) };
-}
-
-/** The floor: built rows (typed property arrays included) inserted by the bare client, 2000 per insert. */
-export async function floor(args: FloorArgs): Promise<RateResult> {
-  const scratch = await scratchClickHouse(args.clickhouseUrl);
-  const target = parseClickHouseUrl(scratch.url);
-  const client = createClient({ url: target.url, username: target.username, password: target.password, database: target.database });
-  try {
-    const rows = benchRows(args.n, 42);
-    const now = Date.now();
-    const built: Record<string, unknown>[] = [];
-    for (let i = 0; i < args.n; i++) built.push(eventRow(rows, i, { projectId: 1, source: 'import', now, ver: 1, isNew: true }));
-    const t0 = performance.now();
-    for (let i = 0; i < built.length; i += BATCH) await client.insert({ table: 'events', values: built.slice(i, i + BATCH), format: 'JSONEachRow' });
-    const seconds = (performance.now() - t0) / 1000;
-    const rs = await client.query({ query: 'SELECT count() AS n FROM events FINAL', format: 'JSONEachRow' });
-    const [{ n }] = (await rs.json()) as [{ n: string }];
-    return { events: args.n, seconds, stored: Number(n) };
-  } finally {
-    await client.close();
-    await scratch.drop();
-  }
 }
 
 export type ReportStoreKind = 'sqlite' | 'postgres' | 'clickhouse';

@@ -14,12 +14,11 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { createClient } from '@clickhouse/client';
 import { eventRow } from '../src/store/clickhouse/clickhouse-rows.js';
-import { dropEventStore, migrateEventStore } from '../src/store/clickhouse/clickhouse-migrate.js';
-import { parseClickHouseUrl, withDatabase } from '../src/store/clickhouse/clickhouse-url.js';
+import { parseClickHouseUrl } from '../src/store/clickhouse/clickhouse-url.js';
 import { emptyEventRows, type EventRows } from '../src/store/event-rows.js';
 import { openBenchStore } from './bench-store.js';
+import { scratchClickHouse } from './clickhouse-cases.js';
 import { generateEvents } from './ingest-data.js';
-import crypto from 'node:crypto';
 
 export type StoreKind = 'sqlite' | 'postgres' | 'clickhouse';
 
@@ -119,9 +118,8 @@ function* chunked(lines: string[], size: number): Generator<string> {
 }
 
 async function clickhouseFloor(serverUrl: string, rows: EventRows): Promise<FloorResult> {
-  const scoped = withDatabase(serverUrl, `bench_${crypto.randomBytes(5).toString('hex')}`);
-  await migrateEventStore({ EVENT_STORE_URL: scoped });
-  const target = parseClickHouseUrl(scoped);
+  const scratch = await scratchClickHouse(serverUrl);
+  const target = parseClickHouseUrl(scratch.url);
   const client = createClient({ url: target.url, username: target.username, password: target.password, database: target.database });
   try {
     const n = rows.event.length;
@@ -136,6 +134,6 @@ async function clickhouseFloor(serverUrl: string, rows: EventRows): Promise<Floo
     return { events: n, seconds, stored };
   } finally {
     await client.close();
-    await dropEventStore({ EVENT_STORE_URL: scoped });
+    await scratch.drop();
   }
 }

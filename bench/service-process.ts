@@ -104,14 +104,9 @@ export async function startService(env: Record<string, string>, logFile: string)
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url, child, logFile);
   const pid = child.pid!;
-  let lastTree = tree(pid);
-  const cpu = () => {
-    lastTree = tree(pid);
-    return lastTree.reduce((s, p) => s + cpuOf(p), 0);
-  };
   return {
     url,
-    cpuSeconds: cpu,
+    cpuSeconds: () => tree(pid).reduce((sum, p) => sum + cpuOf(p), 0),
     peakRssMb: () => Math.max(...tree(pid).map(hwmMbOf)),
     stop: async () => {
       if (child.exitCode !== null) return;

@@ -15,7 +15,8 @@ import type { DbOrTrx } from '../../db/knex.js';
 import type { EventRows } from '../event-rows.js';
 
 // A temporary table lives as long as the session and is private to it; created in a
-// transaction that rolls back, it goes with it, hence IF NOT EXISTS on every batch.
+// transaction that rolls back, it goes with it, hence IF NOT EXISTS on every batch (sent with
+// the TRUNCATE in one simple-protocol round trip).
 const STAGE = 'CREATE TEMP TABLE IF NOT EXISTS event_stage (event text, distinct_id text, time bigint, insert_id text, properties text, device_id text)';
 const COPY = 'COPY event_stage FROM STDIN';
 const MOVE =
@@ -47,8 +48,7 @@ export async function copyEventRows(trx: DbOrTrx, projectId: number, source: str
   // Inside a knex transaction this is the transaction's own connection (and release is a no-op).
   const conn = (await trx.client.acquireConnection()) as pg.Client;
   try {
-    await conn.query(STAGE);
-    await conn.query('TRUNCATE event_stage');
+    await conn.query(`${STAGE}; TRUNCATE event_stage`);
     await pipeline(Readable.from([copyLines(rows)]), conn.query(copyFrom(COPY)));
     const res = await conn.query(MOVE, [projectId, source, now]);
     return res.rowCount ?? 0;
