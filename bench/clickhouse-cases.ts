@@ -1,17 +1,16 @@
 /**
- * The ClickHouse bench's measurements (run in their own process by bench/isolated.ts):
- * - ingestion: the floor — bare @clickhouse/client inserts of already-built rows, 2000 per
- *   insert — and POST /import into a service whose EVENT_STORE_URL is ClickHouse;
- * - reports over a big generated data set (10M events at scale 1) on any store: load it, then
- *   time counts by day, a segmentation by a property and unique users, each as one store.report().
+ * The ClickHouse bench's measurements (run in their own process by bench/isolated.ts): reports
+ * over a big generated data set (10M events at scale 1) on any store — load it, then time counts
+ * by day, a segmentation by a property and unique users, each as one store.report(). (Ingestion
+ * into ClickHouse is measured from outside by service.bench.ts.)
  */
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { parseExpression } from '../src/domain/where-expression.js';
 import { ClickHouseEventStore } from '../src/store/clickhouse/clickhouse-event.store.js';
 import { dropEventStore, migrateEventStore } from '../src/store/clickhouse/clickhouse-migrate.js';
-import { eventRow } from '../src/store/clickhouse/clickhouse-rows.js';
+import { eventLine } from '../src/store/clickhouse/clickhouse-rows.js';
+import { ClickHouseConnection } from '../src/store/clickhouse/clickhouse-connection.js';
 import { parseClickHouseUrl, withDatabase } from '../src/store/clickhouse/clickhouse-url.js';
 import type { EventRows } from '../src/store/event-rows.js';
 import type { EventStore, ReportQuery } from '../src/store/event-store.js';
@@ -100,16 +99,14 @@ async function openReportStore(args: ReportArgs): Promise<OpenStore> {
 async function load(o: OpenStore, args: ReportArgs): Promise<void> {
   const CHUNK = 100_000;
   const now = Date.now();
-  let bulk: ReturnType<typeof createClient> | undefined;
-  if (o.clickhouseUrl) {
-    const t = parseClickHouseUrl(o.clickhouseUrl);
-    bulk = createClient({ url: t.url, username: t.username, password: t.password, database: t.database, request_timeout: 600_000, log: { level: ClickHouseLogLevel.OFF } });
-  }
+  const bulk = o.clickhouseUrl ? new ClickHouseConnection(parseClickHouseUrl(o.clickhouseUrl), { requestTimeoutMs: 600_000 }) : undefined;
   for (let done = 0, seed = 1; done < args.n; done += CHUNK, seed++) {
     const rows = benchRows(Math.min(CHUNK, args.n - done), seed);
     if (bulk) {
-      const values = rows.event.map((_, i) => eventRow(rows, i, { projectId: o.projectId, source: 'import', now, ver: 1, isNew: true }));
-      await bulk.insert({ table: 'events', values, format: 'JSONEachRow' });
+      await bulk.insertLines(
+        'events',
+        rows.event.map((_, i) => eventLine(rows, i, { projectId: o.projectId, source: 'import', now, ver: 1, isNew: true })),
+      );
     } else {
       for (let i = 0; i < rows.event.length; i += BATCH) await o.store.writeBatch({ projectId: o.projectId, source: 'import', rows: slice(rows, i, i + BATCH), now });
     }

@@ -124,7 +124,7 @@ async function identityRows(ctx: BenchContext, kind: StoreKind, n: number, repea
 export const FLOOR_NAMES: Record<StoreKind, string> = {
   sqlite: 'prepared INSERT, 20k rows/tx',
   postgres: 'COPY into the table',
-  clickhouse: '@clickhouse/client JSONEachRow, 20k rows/insert',
+  clickhouse: '@clickhouse/client, JSONEachRow text built beforehand, 20k rows/insert',
 };
 
 export const bench: BenchModule = {

@@ -9,6 +9,7 @@ import type { RecordRejection } from '../domain/event-record.js';
 import { parseJsonRecords, parseNdjsonRecords } from '../domain/payload-text.js';
 import { toEventRows, type EventRows } from '../store/event-rows.js';
 import { ValidationError } from '../lib/errors.js';
+import { ROW_ENCODERS, type RowEncoding } from '../store/row-encodings.js';
 import { validateEvents, type ValidateOptions } from './events.ingest.js';
 
 export interface PrepareInput {
@@ -21,6 +22,8 @@ export interface PrepareInput {
   maxBytes: number;
   maxRecords: number;
   validate: Omit<ValidateOptions, 'stamp'>;
+  /** The event store's row encoding (EventStore.rowEncoding), done here while properties are objects. */
+  encoding?: RowEncoding;
 }
 
 export interface PreparedBatch {
@@ -48,5 +51,5 @@ export function prepareEventBatch(input: PrepareInput): PreparedBatch {
   const text = bytes.toString('utf8');
   const records = input.ndjson ? parseNdjsonRecords(text, input.maxRecords) : parseJsonRecords(text, input.maxRecords);
   const { events, rejected } = validateEvents(records, input.validate);
-  return { received: records.length, rows: toEventRows(events), rejected };
+  return { received: records.length, rows: toEventRows(events, input.encoding && ROW_ENCODERS[input.encoding]), rejected };
 }

@@ -23,7 +23,16 @@ export interface EventRows {
   deviceId: (string | null)[];
   /** Links the events carry, in event order (the store keeps the first per device). */
   links: IdentityLink[];
+  /**
+   * Per event, the store's own encoding of it (RowEncoder), made where the properties are still
+   * objects — on the /import worker — so the writer's thread only frames it. Absent: the store
+   * derives it from the columns above.
+   */
+  encoded?: string[];
 }
+
+/** A store's encoding of one event (e.g. ClickHouse's JSONEachRow fields, see clickhouse-rows.ts). */
+export type RowEncoder = (event: NormalizedEvent, propertiesText: string) => string;
 
 export function emptyEventRows(): EventRows {
   return { event: [], distinctId: [], time: [], insertId: [], properties: [], deviceId: [], links: [] };
@@ -40,10 +49,11 @@ export function selectEventRows(rows: EventRows, indices: readonly number[]): Ev
     properties: pick(rows.properties),
     deviceId: pick(rows.deviceId),
     links: rows.links,
+    ...(rows.encoded ? { encoded: pick(rows.encoded) } : {}),
   };
 }
 
-export function toEventRows(events: readonly NormalizedEvent[]): EventRows {
+export function toEventRows(events: readonly NormalizedEvent[], encode?: RowEncoder): EventRows {
   const n = events.length;
   const rows: EventRows = {
     event: new Array(n),
@@ -54,6 +64,7 @@ export function toEventRows(events: readonly NormalizedEvent[]): EventRows {
     deviceId: new Array(n),
     links: [],
   };
+  if (encode) rows.encoded = new Array(n);
   const linked = new Set<string>();
   for (let i = 0; i < n; i++) {
     const e = events[i]!;
@@ -62,6 +73,7 @@ export function toEventRows(events: readonly NormalizedEvent[]): EventRows {
     rows.time[i] = e.time;
     rows.insertId[i] = e.insertId;
     rows.properties[i] = JSON.stringify(e.properties);
+    if (rows.encoded) rows.encoded[i] = encode!(e, rows.properties[i]!);
     // The write path's ID merge rules (domain/identity.ts) decided these per the project's mode.
     rows.deviceId[i] = e.deviceId ?? null;
     // Only a device's first link in the batch can win; later ones would be written just to be ignored.

@@ -21,6 +21,7 @@ import type { Knex } from 'knex';
 import type { Expr } from '../domain/where-expression.js';
 import type { Unit } from '../domain/time-buckets.js';
 import type { EventRows } from './event-rows.js';
+import type { RowEncoding } from './row-encodings.js';
 
 export type { EventRows, IdentityLink } from './event-rows.js';
 
@@ -130,6 +131,9 @@ export interface Identity {
 export interface EventStore {
   /** `sqlite`, `postgres`, `clickhouse`: for logs, readiness and tests. */
   readonly kind: string;
+
+  /** The encoding the store wants in EventRows.encoded (prepared on the /import worker); none: it reads the columns. */
+  readonly rowEncoding?: RowEncoding;
 
   /** Applies the store's own schema (the `release` process calls it; SQL stores use src/db migrations). */
   migrate(): Promise<void>;

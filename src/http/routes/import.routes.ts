@@ -42,7 +42,7 @@ export function mountImport(app: Express, deps: AppDeps): void {
     const kind = bodyKindOf(req);
     const { body, encoding } = await readSentBody(req, payloadLimits);
     const now = Date.now();
-    const input: PrepareInput = { body, gzip: encoding === 'gzip', deflate: encoding === 'deflate', ndjson: kind === 'ndjson', ...payloadLimits, validate: { strict, limits, now, idMerge: project.idMerge } };
+    const input: PrepareInput = { body, gzip: encoding === 'gzip', deflate: encoding === 'deflate', ndjson: kind === 'ndjson', ...payloadLimits, validate: { strict, limits, now, idMerge: project.idMerge }, encoding: deps.events.rowEncoding };
     const prepared: PreparedBatch = body.length >= config.INGEST_WORKER_MIN_BYTES ? await pool.prepare(input) : prepareEventBatch(input);
     limiter.consume(projectId, prepared.received);
     const stored = await storeEventRows(deps.events, projectId, 'import', prepared.rows, now);

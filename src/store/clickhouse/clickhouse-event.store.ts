@@ -32,7 +32,7 @@ import { KnownLinks } from '../known-links.js';
 import { ClickHouseConnection } from './clickhouse-connection.js';
 import { migrateEventStore } from './clickhouse-migrate.js';
 import { linksSql, pageBoundSql, reportSql, scanPageSql, timeSpanSql, type ScanCursor } from './clickhouse-reads.js';
-import { deleteMarker, eventRow, keyOfRow, keyString, VersionClock, type EventKey } from './clickhouse-rows.js';
+import { deleteMarker, eventFieldsOf, eventLine, keyOfRow, rowHead, keyString, VersionClock, type EventKey } from './clickhouse-rows.js';
 import { int, list, str } from './clickhouse-sql.js';
 import { parseClickHouseUrl } from './clickhouse-url.js';
 
@@ -67,6 +67,7 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 
 export class ClickHouseEventStore implements EventStore {
   readonly kind = 'clickhouse';
+  readonly rowEncoding = 'clickhouse' as const;
   private readonly conn: ClickHouseConnection;
   private readonly locks = new KeyedMutex();
   private readonly clock = new VersionClock();
@@ -157,20 +158,21 @@ export class ClickHouseEventStore implements EventStore {
       const ids = batches.flatMap((b) => b.rows.insertId);
       for (const r of await this.liveKeys(projectId, ids)) live.add(keyString(rowKey(r)));
       const ver = this.clock.take();
-      const out: Record<string, unknown>[] = [];
+      const out: string[] = [];
       // Earlier batches first: a key repeated later (in the same or a later batch) is a duplicate.
       const counts = batches.map(({ rows, source, now }) => {
+        const head = rowHead({ projectId, source, now, ver, isNew: true });
         let fresh = 0;
         for (let i = 0; i < rows.event.length; i++) {
           const k = keyString(keyOfRow(rows, i));
           if (live.has(k)) continue;
           live.add(k);
-          out.push(eventRow(rows, i, { projectId, source, now, ver, isNew: true }));
+          out.push(`${head}${eventFieldsOf(rows, i)}\n`);
           fresh++;
         }
         return fresh;
       });
-      await this.conn.insert('events', out);
+      await this.conn.insertLines('events', out);
       // Links after the events: a failure here answers 503, and the retry (events now
       // duplicates) still writes the links.
       await this.writeLinks(
@@ -195,19 +197,19 @@ export class ClickHouseEventStore implements EventStore {
       const last = new Map<string, number>();
       for (let i = 0; i < rows.insertId.length; i++) last.set(rows.insertId[i]!, i);
       const ver = this.clock.take();
-      const out: Record<string, unknown>[] = [];
+      const out: string[] = [];
       let updated = 0;
       let inserted = 0;
       for (const [insertId, i] of last) {
         const old = byInsertId.get(insertId) ?? [];
         const key = keyString(keyOfRow(rows, i));
         for (const k of old) if (keyString(k) !== key) out.push(deleteMarker(projectId, k, ver, batch.now));
-        out.push(eventRow(rows, i, { projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }));
+        out.push(eventLine(rows, i, { projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }));
         if (old.length === 0) inserted++;
         else updated++;
       }
       // One INSERT: the replacements and the markers of the keys they replace land together.
-      await this.conn.insert('events', out);
+      await this.conn.insertLines('events', out);
       await this.writeLinks(projectId, rows.links);
       return { updated, inserted };
     });
@@ -219,7 +221,7 @@ export class ClickHouseEventStore implements EventStore {
       const stored = await this.liveKeys(projectId, insertIds);
       const ver = this.clock.take();
       const now = Date.now();
-      await this.conn.insert(
+      await this.conn.insertLines(
         'events',
         stored.map((r) => deleteMarker(projectId, rowKey(r), ver, now)),
       );

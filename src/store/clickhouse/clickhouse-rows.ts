@@ -2,7 +2,7 @@
  * Stored rows of the ClickHouse `events` table, built from the store's EventRows, and the
  * write versions that order them. Pure except for the version clock.
  */
-import type { EventRows } from '../event-store.js';
+import type { EventRows, RowEncoder } from '../event-rows.js';
 import { propertyColumns } from './clickhouse-properties.js';
 
 export interface EventKey {
@@ -46,30 +46,55 @@ export interface RowMeta {
   isNew: boolean;
 }
 
-/** One `events` row (JSONEachRow object) for row `i` of the batch. */
-export function eventRow(rows: EventRows, i: number, meta: RowMeta): Record<string, unknown> {
-  const text = rows.properties[i]!;
-  return {
-    project_id: meta.projectId,
-    event: rows.event[i],
-    distinct_id: rows.distinctId[i],
-    time: rows.time[i],
-    insert_id: rows.insertId[i],
-    device_id: rows.deviceId?.[i] ?? '',
-    ver: meta.ver,
-    is_deleted: 0,
-    is_new: meta.isNew ? 1 : 0,
-    seq: meta.ver,
-    source: meta.source,
-    ingested_at: meta.now,
-    properties: text,
-    ...propertyColumns(JSON.parse(text) as Record<string, unknown>),
-  };
+/**
+ * The JSONEachRow fields of one event that depend on the event alone, from `"event"` to the
+ * closing brace (typed property arrays included). Built once per event, where the properties are
+ * objects: the /import worker passes it in EventRows.encoded (the RowEncoder below); other write
+ * paths get it from eventFieldsOf.
+ */
+export function eventFieldsJson(
+  event: string,
+  distinctId: string,
+  time: number,
+  insertId: string,
+  deviceId: string | null | undefined,
+  propertiesText: string,
+  properties: Readonly<Record<string, unknown>>,
+): string {
+  const columns = JSON.stringify(propertyColumns(properties));
+  return (
+    `"event":${JSON.stringify(event)},"distinct_id":${JSON.stringify(distinctId)},"time":${time},"insert_id":${JSON.stringify(insertId)},` +
+    `"device_id":${JSON.stringify(deviceId ?? '')},"properties":${JSON.stringify(propertiesText)},${columns.slice(1)}`
+  );
 }
 
-/** A delete marker for a stored key: newest version, no properties, filtered out by every read. */
-export function deleteMarker(projectId: number, key: EventKey, ver: number, now: number): Record<string, unknown> {
-  return {
+export const encodeClickHouseRow: RowEncoder = (e, propertiesText) =>
+  eventFieldsJson(e.event, e.distinctId, e.time, e.insertId, e.deviceId, propertiesText, e.properties);
+
+/** Row `i`'s event fields: pre-encoded when the rows carry them, else derived from its columns. */
+export function eventFieldsOf(rows: EventRows, i: number): string {
+  const done = rows.encoded?.[i];
+  if (done !== undefined) return done;
+  const text = rows.properties[i]!;
+  return eventFieldsJson(rows.event[i]!, rows.distinctId[i]!, rows.time[i]!, rows.insertId[i]!, rows.deviceId?.[i], text, JSON.parse(text) as Record<string, unknown>);
+}
+
+/** The fields one write stamps on every row it inserts, from `{` to the comma before `"event"`. */
+export function rowHead(meta: RowMeta): string {
+  return (
+    `{"project_id":${meta.projectId},"ver":${meta.ver},"seq":${meta.ver},"is_deleted":0,"is_new":${meta.isNew ? 1 : 0},` +
+    `"source":${JSON.stringify(meta.source)},"ingested_at":${meta.now},`
+  );
+}
+
+/** One `events` row as a JSONEachRow line. */
+export function eventLine(rows: EventRows, i: number, meta: RowMeta): string {
+  return `${rowHead(meta)}${eventFieldsOf(rows, i)}\n`;
+}
+
+/** A delete marker for a stored key (a JSONEachRow line): newest version, no properties, filtered out by every read. */
+export function deleteMarker(projectId: number, key: EventKey, ver: number, now: number): string {
+  const marker = {
     project_id: projectId,
     event: key.event,
     distinct_id: key.distinctId,
@@ -84,4 +109,5 @@ export function deleteMarker(projectId: number, key: EventKey, ver: number, now:
     ingested_at: now,
     properties: '{}',
   };
+  return `${JSON.stringify(marker)}\n`;
 }
