@@ -100,12 +100,15 @@ describe.each(dbKinds())('Amplitude migration end to end on %s', (kind) => {
     const p = await seedProject(t.db);
     const id = await post(p);
     const workers = await Promise.all([startWorker(), startWorker(), startWorker()]);
-    // Wait until loading is well under way on more than one worker, then kill one of them without warning.
+    // Wait until loading is well under way on more than one worker, then kill without warning one
+    // that has finished a day (a day names the worker that last took it: one whose only day was
+    // taken over after its death is, rightly, no longer named).
     const mid = await until(async () => {
       const v = await view(p, id);
-      return v.workers.length >= 2 && (await countEvents(t.db, p.id)) >= total * 0.3 ? v : undefined;
+      const finisher = (v.days as { status: string; worker: string | null }[]).find((d) => d.status === 'done' && d.worker)?.worker;
+      return v.workers.length >= 2 && finisher && (await countEvents(t.db, p.id)) >= total * 0.3 ? { ...v, victim: finisher } : undefined;
     }, 300_000, 100);
-    const victimPid = Number(String(mid.workers[0]).split(':').pop());
+    const victimPid = Number(String(mid.victim).split(':').pop());
     const victim = workers.find((w) => w.child.pid === victimPid)!;
     expect(victim).toBeDefined();
     await victim.kill('SIGKILL');
@@ -116,7 +119,7 @@ describe.each(dbKinds())('Amplitude migration end to end on %s', (kind) => {
     // Days are the partitions; the view names every worker that took one (the killed one too).
     expect(done.partitions).toEqual({ total: 30, done: 30 });
     expect(done.workers.length).toBeGreaterThanOrEqual(2);
-    expect(done.workers).toContain(mid.workers[0]);
+    expect(done.workers).toContain(mid.victim);
     expect(done).toMatchObject({
       status: 'succeeded',
       days_total: 30,
