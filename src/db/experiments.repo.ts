@@ -114,6 +114,33 @@ export async function insertExperiments(db: DbOrTrx, recs: ExperimentRecord[]): 
 }
 
 /** Every experiment of the workspace that is not soft-deleted, newest first. */
+/**
+ * The workspace's live experiments, newest first, a page at a time (keyset on created desc, id):
+ * a listing of any size holds one page in memory, and its answer starts after the first page.
+ */
+export async function* liveExperimentPages(db: DbOrTrx, workspaceId: number, pageSize = 1000): AsyncGenerator<ExperimentRecord[]> {
+  let after: { created: number; id: string } | undefined;
+  for (;;) {
+    const q = db(TABLE).where({ workspace_id: workspaceId }).whereNull('deleted');
+    if (after) {
+      const { created, id } = after;
+      q.andWhere((w) => w.where('created', '<', created).orWhere((e) => e.where('created', created).andWhere('id', '>', id)));
+    }
+    const rows = await q
+      .orderBy([
+        { column: 'created', order: 'desc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .limit(pageSize);
+    const page = rows.map(toRecord);
+    if (page.length > 0) yield page;
+    if (page.length < pageSize) return;
+    const last = page[page.length - 1]!;
+    after = { created: last.created, id: last.id };
+  }
+}
+
+/** All of them in one query (what the listing's pages add up to; the bench's floor). */
 export async function listLiveExperiments(db: DbOrTrx, workspaceId: number): Promise<ExperimentRecord[]> {
   const rows = await db(TABLE)
     .where({ workspace_id: workspaceId })

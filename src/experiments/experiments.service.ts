@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import {
   findLiveExperiment,
   insertExperiment,
-  listLiveExperiments,
+  liveExperimentPages,
   updateLiveExperiment,
   type ExperimentChanges,
 } from '../db/experiments.repo.js';
@@ -72,13 +72,16 @@ function ownSettings(settings: Record<string, unknown>, rec: Pick<ExperimentReco
   return split.own;
 }
 
-export async function listExperiments(db: DbOrTrx, scope: ExperimentScope): Promise<ExperimentApi[]> {
-  const out: ExperimentApi[] = [];
-  for (const rec of await listLiveExperiments(db, scope.workspaceId)) {
-    const api = view(scope, rec);
-    if (api.can_view) out.push(api);
+/** The experiments the caller can see, newest first, a page at a time (the listing streams them). */
+export async function* listExperimentPages(db: DbOrTrx, scope: ExperimentScope): AsyncGenerator<ExperimentApi[]> {
+  for await (const page of liveExperimentPages(db, scope.workspaceId)) {
+    const visible: ExperimentApi[] = [];
+    for (const rec of page) {
+      const api = view(scope, rec);
+      if (api.can_view) visible.push(api);
+    }
+    if (visible.length > 0) yield visible;
   }
-  return out;
 }
 
 export async function getExperiment(db: DbOrTrx, scope: ExperimentScope, id: string): Promise<ExperimentApi> {

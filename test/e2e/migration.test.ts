@@ -106,7 +106,9 @@ describe.each(dbKinds())('Amplitude migration end to end on %s', (kind) => {
     const mid = await until(async () => {
       const v = await view(p, id);
       const finisher = (v.days as { status: string; worker: string | null }[]).find((d) => d.status === 'done' && d.worker)?.worker;
-      return v.workers.length >= 2 && finisher && (await countEvents(t.db, p.id)) >= total * 0.3 ? { ...v, victim: finisher } : undefined;
+      if (!(v.workers.length >= 2 && finisher && (await countEvents(t.db, p.id)) >= total * 0.3)) return undefined;
+      v.victim = finisher;
+      return v;
     }, 300_000, 100);
     const victimPid = Number(String(mid.victim).split(':').pop());
     const victim = workers.find((w) => w.child.pid === victimPid)!;

@@ -1,6 +1,9 @@
-/** A workspace with 10k experiments lists in one response, which still matches the OpenAPI document. */
+/**
+ * A workspace with 10k experiments lists in one response (streamed a page at a time), which
+ * still matches the OpenAPI document; the pages hold exactly the one-query listing.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertExperiments } from '../../src/db/experiments.repo.js';
+import { insertExperiments, listLiveExperiments, liveExperimentPages } from '../../src/db/experiments.repo.js';
 import { seedProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
@@ -43,5 +46,21 @@ describe.each(dbKinds())('10k experiments on %s', (kind) => {
     expect(r.body.results[N - 1]).toMatchObject({ name: `experiment ${N - 1}`, creator_name: p.sa.username, can_update_restricted: true });
     // Generous: the point is one response in reasonable time, not a benchmark (see bench/experiments.bench.ts).
     expect(ms).toBeLessThan(15_000);
+  });
+
+  it('pages (keyset on created desc, id) add up to the one-query listing, ties in created included', async () => {
+    const p = await seedProject(t.db);
+    const sa = await t.db('service_accounts').where({ username: p.sa.username }).first();
+    const actor = { id: Number(sa.id), name: p.sa.username, email: null };
+    const now = Date.now();
+    // Seven share one creation time, so pages of two split a tie more than once.
+    const tied = syntheticExperiments(p.workspace_id, actor, 7).map((e) => ({ ...e, created: now }));
+    await insertExperiments(t.db, [...tied, ...syntheticExperiments(p.workspace_id, actor, 4, now - 5000)]);
+    const whole = (await listLiveExperiments(t.db, p.workspace_id)).map((e) => e.id);
+    const pages: string[][] = [];
+    for await (const page of liveExperimentPages(t.db, p.workspace_id, 2)) pages.push(page.map((e) => e.id));
+    expect(whole).toHaveLength(11);
+    expect(pages.flat()).toEqual(whole);
+    expect(pages.map((pg) => pg.length)).toEqual([2, 2, 2, 2, 2, 1]);
   });
 });

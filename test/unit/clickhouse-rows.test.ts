@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalizedEvent } from '../../src/domain/event-record.js';
-import { propertyColumns } from '../../src/store/clickhouse/clickhouse-properties.js';
+import { propertyColumns, propertyColumnsJson } from '../../src/store/clickhouse/clickhouse-properties.js';
 import { encodeClickHouseRow, eventFieldsOf, eventLine } from '../../src/store/clickhouse/clickhouse-rows.js';
 import { selectEventRows, toEventRows } from '../../src/store/event-rows.js';
 
@@ -16,6 +16,16 @@ const events: NormalizedEvent[] = [
 ];
 
 describe('ClickHouse row encoding', () => {
+  it('the typed columns written as text equal the arrays propertyColumns defines', () => {
+    const values: unknown[] = [
+      null, true, false, 0, -0, 1e21, -1.5e-7, 98.11, 2 ** 53, '', 'x"y\\z\n', '😀\u2028', [], [null], [1, 'a', true, null, [2], { b: 1, a: [] }],
+      {}, { z: 1, a: { y: [1, { c: null }] } }, ['x', ['y', ['z']]],
+    ];
+    const props: Record<string, unknown>[] = [{}, { skipped: undefined, kept: 1 }, Object.fromEntries(values.map((v, i) => [`k${i}`, v]))];
+    for (const v of values) props.push({ only: v, 'k"\\': v });
+    for (const p of props) expect(propertyColumnsJson(p)).toBe(JSON.stringify(propertyColumns(p)));
+  });
+
   it('the row encoded on the worker equals the one derived on the writer thread', () => {
     const plain = toEventRows(events);
     const encoded = toEventRows(events, encodeClickHouseRow);

@@ -19,12 +19,13 @@ import {
   createExperiment,
   deleteExperiment,
   getExperiment,
-  listExperiments,
+  listExperimentPages,
   updateExperiment,
 } from '../../experiments/experiments.service.js';
 import { ValidationError } from '../../lib/errors.js';
 import type { AppDeps } from '../deps.js';
 import { experimentScopeOf } from '../experiments-access.js';
+import { sendJsonPages } from '../json-pages.js';
 import { readJsonBody } from '../request-body.js';
 import { servedExperimentsOpenApi } from '../openapi/experiments.openapi.js';
 import { surface } from '../surface.js';
@@ -50,8 +51,9 @@ export function mountExperiments(app: Express, deps: AppDeps): void {
   const router = express.Router({ mergeParams: true });
   router.use(surface('app'));
 
+  // Streamed a page at a time: a workspace of any size costs one page of memory.
   router.get('/', async (req, res) => {
-    ok(res, await listExperiments(deps.db, await scope(req)));
+    await sendJsonPages(res, listExperimentPages(deps.db, await scope(req)), deps.log);
   });
   router.post('/', async (req, res) => {
     const s = await scope(req);
