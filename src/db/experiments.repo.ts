@@ -124,7 +124,9 @@ export async function* liveExperimentPages(db: DbOrTrx, workspaceId: number, pag
     const q = db(TABLE).where({ workspace_id: workspaceId }).whereNull('deleted');
     if (after) {
       const { created, id } = after;
-      q.andWhere((w) => w.where('created', '<', created).orWhere((e) => e.where('created', created).andWhere('id', '>', id)));
+      // `created <= c` first: a bound the (workspace_id, deleted, created) index can seek to,
+      // so a page reads about a page, not the workspace sorted again.
+      q.andWhere('created', '<=', created).andWhere((w) => w.where('created', '<', created).orWhere('id', '>', id));
     }
     const rows = await q
       .orderBy([
