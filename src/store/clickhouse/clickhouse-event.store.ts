@@ -93,13 +93,26 @@ export class ClickHouseEventStore implements EventStore {
    * reads just that column and then only the matching rows, and `GROUP BY key HAVING
    * argMax(is_deleted, ver) = 0` keeps exactly what FINAL would (6× faster at 200k events).
    */
-  private async liveKeys(projectId: number, insertIds: readonly string[]): Promise<KeyRow[]> {
+  private async liveKeys(projectId: number, insertIds: readonly string[], times?: readonly number[]): Promise<KeyRow[]> {
+    const where = [`project_id = ${int(projectId)}`];
+    // A duplicate has the very same time (it is part of the key), so a write's lookup reads only
+    // the batch's time span: the sort key starts (project_id, time), so the index skips the rest
+    // of the table — a batch of today's events does not read years of insert ids.
+    if (times && times.length > 0) {
+      let lo = Infinity;
+      let hi = -Infinity;
+      for (const t of times) {
+        if (t < lo) lo = t;
+        if (t > hi) hi = t;
+      }
+      where.push(`time >= ${int(lo)}`, `time <= ${int(hi)}`);
+    }
     const out: KeyRow[] = [];
     for (const part of chunks([...new Set(insertIds)], LOOKUP_CHUNK)) {
       out.push(
         ...(await this.conn.rows<KeyRow>(
           `SELECT event, distinct_id, time, insert_id FROM events PREWHERE insert_id IN ${list(part.map(str))} ` +
-            `WHERE project_id = ${int(projectId)} GROUP BY event, distinct_id, time, insert_id HAVING argMax(is_deleted, ver) = 0`,
+            `WHERE ${where.join(' AND ')} GROUP BY event, distinct_id, time, insert_id HAVING argMax(is_deleted, ver) = 0`,
           LOOKUP_SETTINGS,
         )),
       );
@@ -156,7 +169,8 @@ export class ClickHouseEventStore implements EventStore {
     return this.locks.run(String(projectId), async () => {
       const live = new Set<string>();
       const ids = batches.flatMap((b) => b.rows.insertId);
-      for (const r of await this.liveKeys(projectId, ids)) live.add(keyString(rowKey(r)));
+      const times = batches.flatMap((b) => b.rows.time);
+      for (const r of await this.liveKeys(projectId, ids, times)) live.add(keyString(rowKey(r)));
       const ver = this.clock.take();
       const out: string[] = [];
       // Earlier batches first: a key repeated later (in the same or a later batch) is a duplicate.
