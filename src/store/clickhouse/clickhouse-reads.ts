@@ -8,6 +8,7 @@
  */
 import type { Unit } from '../../domain/time-buckets.js';
 import type { EventFilter, ReportQuery } from '../event-store.js';
+import { propertyNames } from '../where-plan.js';
 import type { Expr } from '../../domain/where-expression.js';
 import { segmentLabelsSql, whereSql } from './clickhouse-expression.js';
 import { int, list, str } from './clickhouse-sql.js';
@@ -20,26 +21,8 @@ export const RESOLVED_ID = "if(link_user_id != '', link_user_id, distinct_id)";
  */
 const EXPRESSION_COLUMNS = { distinctId: 'distinct_id' };
 
-const PROPERTY_ARRAYS = [
-  'prop_keys',
-  'prop_types',
-  'prop_nums',
-  'prop_strs',
-  'prop_canon',
-  'prop_elem_types',
-  'prop_elem_nums',
-  'prop_elem_strs',
-  'prop_elem_canon',
-] as const;
-
-/**
- * The property arrays these SQL expressions read. FINAL reads and merges every column the inner
- * query selects, and the arrays are most of a row, so only these are selected (a segment on a
- * string property reads 5 of the 9). A name inside a string literal only adds a needless column.
- */
-function arraysRead(expressions: readonly string[]): string[] {
-  return PROPERTY_ARRAYS.filter((name) => expressions.some((sql) => new RegExp(`\\b${name}\\b`).test(sql)));
-}
+const PROPERTY_ARRAYS =
+  'prop_keys, prop_types, prop_nums, prop_strs, prop_canon, prop_elem_types, prop_elem_nums, prop_elem_strs, prop_elem_canon';
 
 /** First link per device (argMin over the write version): the "first link wins" rule. */
 export function linksSql(projectId: number): string {
@@ -51,6 +34,12 @@ function keyConditions(f: EventFilter): string[] {
   const conds = [`project_id = ${int(f.projectId)}`, `time >= ${int(f.fromMs)}`, `time < ${int(f.toMs)}`];
   if (f.events && f.events.length > 0) conds.push(`event IN ${list(f.events.map(str))}`);
   return conds;
+}
+
+/** Whether an expression reads stored properties (not only the event's own columns). */
+function readsProperties(e: Expr | undefined): boolean {
+  if (!e) return false;
+  return [...propertyNames(e)].some((name) => !['time', 'distinct_id', '$insert_id'].includes(name));
 }
 
 export interface LiveOptions {
@@ -67,18 +56,17 @@ export interface LiveOptions {
 /**
  * Live events of the filter, `where` applied: a FROM-able subquery with event, distinct_id,
  * time, insert_id and what the options ask for. FINAL reads every column it returns, so only
- * the needed ones are selected (of the property arrays, those where/on read).
+ * the needed ones are selected (property arrays only when where/on read properties).
  */
 export function liveEventsSql(f: EventFilter, o: LiveOptions = {}): string {
-  const whereText = f.where ? whereSql(f.where, EXPRESSION_COLUMNS) : undefined;
-  const expressions = [whereText ?? '', o.on ? segmentLabelsSql(o.on, EXPRESSION_COLUMNS) : ''];
+  const wantArrays = readsProperties(f.where) || readsProperties(o.on);
   const cols = ['event', 'distinct_id', 'time', 'insert_id'];
   if (o.resolved) cols.push('device_id');
   if (o.properties) cols.push('properties');
-  cols.push(...arraysRead(expressions));
+  if (wantArrays) cols.push(PROPERTY_ARRAYS);
   const inner = `SELECT ${cols.join(', ')}, is_deleted FROM events FINAL WHERE ${[...keyConditions(f), ...(o.extraKeyConditions ?? [])].join(' AND ')}`;
   const where = ['is_deleted = 0'];
-  if (whereText) where.push(whereText);
+  if (f.where) where.push(whereSql(f.where, EXPRESSION_COLUMNS));
   if (!o.resolved) return `SELECT ${cols.join(', ')} FROM (${inner}) WHERE ${where.join(' AND ')}`;
   return (
     `SELECT ${cols.join(', ')}, ${RESOLVED_ID} AS resolved_id FROM (${inner}) ` +
