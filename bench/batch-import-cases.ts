@@ -26,6 +26,7 @@ import { silentLogger } from '../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
 import { JobQueues } from '../src/queue/queues.js';
 import { createRedisConnections } from '../src/queue/redis-connection.js';
+import { generateEvents } from './ingest-data.js';
 
 export interface ImportArgs {
   kind: 'sqlite' | 'postgres';
@@ -46,25 +47,21 @@ export interface ImportResult {
 }
 
 /** Writes `n` generated events as NDJSON.gz, streaming (the parent never holds the file). */
+/** `n` events from the shared generator (ingest-data.ts, as the floors use), as NDJSON.gz. */
 export async function writeEventsFile(file: string, n: number): Promise<number> {
   const gzip = zlib.createGzip({ level: 6 });
   const out = fs.createWriteStream(file);
   gzip.pipe(out);
-  const base = Date.UTC(2024, 0, 1);
-  for (let i = 0; i < n; i += 5000) {
-    const lines: string[] = [];
-    for (let j = i; j < Math.min(n, i + 5000); j++) {
-      lines.push(JSON.stringify({
-        event: j % 4 === 0 ? 'purchase' : 'page_view',
-        properties: { time: base + j * 37, distinct_id: `user-${j % 50_000}`, $insert_id: `bench-${j}`, url: `/page/${j % 300}`, amount: (j % 1000) / 10, plan: j % 3 ? 'free' : 'pro', browser: 'Firefox', country: 'DE' },
-      }));
-    }
+  for (let i = 0, seed = 1; i < n; i += CHUNK, seed++) {
+    const lines = generateEvents(Math.min(CHUNK, n - i), seed).map((e) => JSON.stringify(e));
     if (!gzip.write(`${lines.join('\n')}\n`)) await new Promise<void>((r) => gzip.once('drain', () => r()));
   }
   gzip.end();
   await new Promise<void>((r) => out.once('close', () => r()));
   return fs.statSync(file).size;
 }
+
+const CHUNK = 5000;
 
 async function openDb(args: Pick<ImportArgs, 'kind' | 'target'>): Promise<{ db: Db; drop: () => Promise<void> }> {
   if (args.kind === 'sqlite') {

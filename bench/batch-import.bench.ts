@@ -1,8 +1,9 @@
 /**
  * Job platform (issue 3): batch-import throughput for an NDJSON.gz file of 100k and 1M events
- * (upload → inspect → job through the real worker runtime and Redis), each in its own process
- * so peak RSS shows whether memory stays flat as the file grows ×10; and enqueue-to-start
- * latency p50/p99 of a manual job on an idle worker.
+ * (upload → inspect → job through the real worker runtime and Redis) against the store's floor
+ * (floors.ts) on as many rows in the same run, each in its own process so peak RSS shows
+ * whether memory stays flat as the file grows ×10; and enqueue-to-start latency p50/p99 of a
+ * manual job on an idle worker.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,9 +12,11 @@ import { writeEventsFile, type ImportArgs, type ImportResult } from './batch-imp
 import { runIsolated } from './isolated.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { pgReachable } from './pg-reachable.js';
+import { FLOOR_NAMES, type FloorArgs, type FloorResult } from './floors.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CASES = path.join(here, 'batch-import-cases.ts');
+const FLOORS = path.join(here, 'floors.ts');
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -35,15 +38,21 @@ async function importRows(ctx: BenchContext, kind: 'sqlite' | 'postgres', sizes:
     };
     const { result, peakRssMb } = await runIsolated<ImportResult>(CASES, 'importFile', args);
     if (result.stored !== n) throw new Error(`batch import ${kind}: stored ${result.stored} of ${n}`);
+    // The store's floor (floors.ts) on as many rows of the same generator, in this run.
+    const floorArgs: FloorArgs = { kind, n, target: kind === 'sqlite' ? path.join(ctx.tmpDir, `bi-floor-${n}.sqlite`) : ctx.pgUrl! };
+    const floor = (await runIsolated<FloorResult>(FLOORS, 'storeFloor', floorArgs)).result;
+    const rate = n / result.jobSeconds;
+    const floorRate = floor.events / floor.seconds;
     small ??= peakRssMb;
+    const rss = n === sizes[0]!.n ? '' : `; RSS ${(peakRssMb / small).toFixed(2)}× of ${sizes[0]!.n.toLocaleString('en-US')}`;
     rows.push({
       section,
       name: `${n.toLocaleString('en-US')}-event NDJSON.gz: job (read, validate, store)`,
       unit: 'events/s',
-      value: n / result.jobSeconds,
+      value: rate,
       peakRssMb,
-      ratio: n === sizes[0]!.n ? undefined : `RSS ${(peakRssMb / small).toFixed(2)}× of ${sizes[0]!.n.toLocaleString('en-US')}`,
-      note: `max JS heap ${result.maxHeapMb} MB; upload+inspect ${result.uploadSeconds.toFixed(1)} s; job ${result.jobSeconds.toFixed(1)} s`,
+      ratio: `${(rate / floorRate).toFixed(2)} of floor${rss}`,
+      note: `floor ${Math.round(floorRate).toLocaleString('en-US')}/s (${FLOOR_NAMES[kind]}); max JS heap ${result.maxHeapMb} MB; job ${result.jobSeconds.toFixed(1)} s`,
     });
   }
   return rows;

@@ -39,6 +39,13 @@ export interface FloorResult {
   stored: number;
 }
 
+/** How each floor is named in the bench tables. */
+export const FLOOR_NAMES: Record<StoreKind, string> = {
+  sqlite: 'prepared INSERT, 20k rows/tx',
+  postgres: 'COPY into the table',
+  clickhouse: '@clickhouse/client, JSONEachRow text built beforehand, 20k rows/insert',
+};
+
 const TX_ROWS = 20_000;
 const COLUMNS = ['project_id', 'event', 'distinct_id', 'time', 'insert_id', 'properties', 'source', 'ingested_at', 'device_id'];
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clickhouseReachable } from './clickhouse-reachable.js';
-import type { FloorArgs, FloorResult, StoreKind } from './floors.js';
+import { FLOOR_NAMES, type FloorArgs, type FloorResult, type StoreKind } from './floors.js';
 import { runIsolated } from './isolated.js';
 import { pgReachable } from './pg-reachable.js';
 import { serviceImport, type ServiceArgs } from './service-cases.js';
@@ -121,11 +121,6 @@ async function identityRows(ctx: BenchContext, kind: StoreKind, n: number, repea
   return rows;
 }
 
-export const FLOOR_NAMES: Record<StoreKind, string> = {
-  sqlite: 'prepared INSERT, 20k rows/tx',
-  postgres: 'COPY into the table',
-  clickhouse: '@clickhouse/client, JSONEachRow text built beforehand, 20k rows/insert',
-};
 
 export const bench: BenchModule = {
   title: 'the service from outside: POST /import vs each store floor',
