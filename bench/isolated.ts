@@ -8,10 +8,15 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-export async function runIsolated<T>(modulePath: string, exportName: string, args: unknown): Promise<{ result: T; peakRssMb: number }> {
+export interface IsolatedOptions {
+  /** V8's old-space limit for the child (`--max-old-space-size`): what it must live within. */
+  heapMb?: number;
+}
+
+export async function runIsolated<T>(modulePath: string, exportName: string, args: unknown, options: IsolatedOptions = {}): Promise<{ result: T; peakRssMb: number }> {
   return new Promise((resolve, reject) => {
     const child = fork(path.join(here, 'isolated-child.ts'), [], {
-      execArgv: ['--import', 'tsx'],
+      execArgv: ['--import', 'tsx', ...(options.heapMb ? [`--max-old-space-size=${options.heapMb}`] : [])],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     child.once('message', (msg: { ok: boolean; result?: T; error?: string; maxRssKb: number }) => {
