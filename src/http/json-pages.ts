@@ -7,12 +7,12 @@
  */
 import type { Response } from 'express';
 import type { Logger } from '../lib/logger.js';
-import { NdjsonWriter } from './ndjson-stream.js';
+import { TextStreamWriter } from './text-stream.js';
 
 export async function sendJsonPages(res: Response, pages: AsyncGenerator<readonly unknown[]>, log: Logger): Promise<void> {
   let page = await pages.next();
   res.status(200).type('application/json');
-  const writer = new NdjsonWriter(res, { gzip: false, onError: (err) => log.warn({ err, reqId: res.locals.reqId }, 'listing stream ended early') });
+  const writer = new TextStreamWriter(res, { gzip: false, onError: (err) => log.warn({ err, reqId: res.locals.reqId }, 'listing stream ended early') });
   let chunk = '{"status":"ok","results":[';
   let first = true;
   try {

@@ -7,7 +7,7 @@
 import express, { type Express, type Request, type Response } from 'express';
 import { accessOf } from '../auth-middleware.js';
 import type { AppDeps } from '../deps.js';
-import { acceptsGzip, NdjsonWriter } from '../ndjson-stream.js';
+import { acceptsGzip, TextStreamWriter } from '../text-stream.js';
 import { requireReadAccess, withRequestInErrors } from '../read-back-access.js';
 import { dateRange, integer, stringArray, whereExpression, type Params } from '../read-back-params.js';
 import { surface } from '../surface.js';
@@ -35,7 +35,7 @@ export function mountExport(app: Express, deps: AppDeps): void {
     const ndjson = /application\/(x-)?ndjson/.test(req.headers.accept ?? '');
     res.setHeader('content-type', ndjson ? 'application/x-ndjson' : 'text/plain; charset=utf-8');
     res.setHeader('cache-control', 'no-store');
-    const writer = new NdjsonWriter(res, {
+    const writer = new TextStreamWriter(res, {
       gzip: acceptsGzip(req),
       onError: (err) => deps.log.warn({ err, reqId: res.locals.reqId }, 'export stream ended early'),
     });

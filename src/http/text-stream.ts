@@ -1,7 +1,8 @@
 /**
- * Writing a long NDJSON response with back-pressure: one write per page, and when the socket
- * (or the gzip stream in front of it) is full we wait for 'drain' before producing the next
- * page. Optional gzip when the client asks for it, as Mixpanel's export does.
+ * Writing a long text response with back-pressure (the export's NDJSON, a listing's JSON): one
+ * write per page, and when the socket (or the gzip stream in front of it) is full we wait for
+ * 'drain' before producing the next page. Optional gzip when the client asks for it, as
+ * Mixpanel's export does.
  */
 import { pipeline, type Writable } from 'node:stream';
 import zlib from 'node:zlib';
@@ -19,7 +20,7 @@ export function acceptsGzip(req: Request): boolean {
   });
 }
 
-export class NdjsonWriter {
+export class TextStreamWriter {
   private readonly out: Writable;
   private readonly closed: Promise<void>;
   private isClosed = false;
