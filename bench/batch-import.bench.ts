@@ -23,22 +23,28 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/** One import of `file` in its own process (own database file, own upload dir per `tag`); every event must be stored. */
+async function importOnce(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number, file: string, tag: string, heapMb?: number) {
+  const args: ImportArgs = {
+    kind,
+    target: kind === 'sqlite' ? path.join(ctx.tmpDir, `${tag}-${kind}-${n}.sqlite`) : ctx.pgUrl!,
+    file,
+    n,
+    redisUrl: ctx.redisUrl,
+    uploadDir: path.join(ctx.tmpDir, `uploads-${tag}-${kind}-${n}`),
+  };
+  const run = await runIsolated<ImportResult>(CASES, 'importFile', args, { heapMb });
+  if (run.result.stored !== n) throw new Error(`batch import ${kind} (${tag}): stored ${run.result.stored} of ${n}`);
+  return run;
+}
+
 async function importRows(ctx: BenchContext, kind: 'sqlite' | 'postgres', sizes: { n: number; file: string; bytes: number }[]): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const section = `batch import ${kind}`;
   let small: number | undefined;
   for (const { n, file, bytes } of sizes) {
     ctx.log(`batch import ${kind}: ${n.toLocaleString('en-US')} events (${(bytes / 2 ** 20).toFixed(1)} MB gz)`);
-    const args: ImportArgs = {
-      kind,
-      target: kind === 'sqlite' ? path.join(ctx.tmpDir, `bi-${kind}-${n}.sqlite`) : ctx.pgUrl!,
-      file,
-      n,
-      redisUrl: ctx.redisUrl,
-      uploadDir: path.join(ctx.tmpDir, `uploads-${kind}-${n}`),
-    };
-    const { result, peakRssMb } = await runIsolated<ImportResult>(CASES, 'importFile', args);
-    if (result.stored !== n) throw new Error(`batch import ${kind}: stored ${result.stored} of ${n}`);
+    const { result, peakRssMb } = await importOnce(ctx, kind, n, file, 'bi');
     // The store's floor (floors.ts) on as many rows of the same generator, in this run.
     const floorArgs: FloorArgs = { kind, n, target: kind === 'sqlite' ? path.join(ctx.tmpDir, `bi-floor-${n}.sqlite`) : ctx.pgUrl! };
     const floor = (await runIsolated<FloorResult>(FLOORS, 'storeFloor', floorArgs)).result;
@@ -62,16 +68,7 @@ async function importRows(ctx: BenchContext, kind: 'sqlite' | 'postgres', sizes:
   // near the 100k run's.
   const capped: number[] = [];
   for (const { n, file } of sizes) {
-    const args: ImportArgs = {
-      kind,
-      target: kind === 'sqlite' ? path.join(ctx.tmpDir, `bi-capped-${kind}-${n}.sqlite`) : ctx.pgUrl!,
-      file,
-      n,
-      redisUrl: ctx.redisUrl,
-      uploadDir: path.join(ctx.tmpDir, `uploads-capped-${kind}-${n}`),
-    };
-    const { result, peakRssMb } = await runIsolated<ImportResult>(CASES, 'importFile', args, { heapMb: HEAP_CAP_MB });
-    if (result.stored !== n) throw new Error(`batch import ${kind} (heap cap): stored ${result.stored} of ${n}`);
+    const { result, peakRssMb } = await importOnce(ctx, kind, n, file, 'bi-capped', HEAP_CAP_MB);
     capped.push(peakRssMb);
     if (capped.length === sizes.length) {
       rows.push({

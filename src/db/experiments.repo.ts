@@ -113,7 +113,6 @@ export async function insertExperiments(db: DbOrTrx, recs: ExperimentRecord[]): 
   else await db.transaction(write);
 }
 
-/** Every experiment of the workspace that is not soft-deleted, newest first. */
 /**
  * The workspace's live experiments, newest first, a page at a time (keyset on created desc, id):
  * a listing of any size holds one page in memory, and its answer starts after the first page.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalizedEvent } from '../../src/domain/event-record.js';
-import { propertyColumns, propertyColumnsJson } from '../../src/store/clickhouse/clickhouse-properties.js';
-import { encodeClickHouseRow, eventFieldsOf, eventLine } from '../../src/store/clickhouse/clickhouse-rows.js';
+import { propertyColumns } from '../../src/store/clickhouse/clickhouse-properties.js';
+import { encodeClickHouseRow, eventFieldsJson, eventFieldsOf, eventLine } from '../../src/store/clickhouse/clickhouse-rows.js';
 import { selectEventRows, toEventRows } from '../../src/store/event-rows.js';
 
 const events: NormalizedEvent[] = [
@@ -23,7 +23,10 @@ describe('ClickHouse row encoding', () => {
     ];
     const props: Record<string, unknown>[] = [{}, { skipped: undefined, kept: 1 }, Object.fromEntries(values.map((v, i) => [`k${i}`, v]))];
     for (const v of values) props.push({ only: v, 'k"\\': v });
-    for (const p of props) expect(propertyColumnsJson(p)).toBe(JSON.stringify(propertyColumns(p)));
+    for (const p of props) {
+      const line = JSON.parse(`{${eventFieldsJson('e', 'd', 1, 'x', null, JSON.stringify(p), p)}`) as Record<string, unknown>;
+      expect(JSON.stringify(Object.fromEntries(Object.entries(line).filter(([k]) => k.startsWith('prop_'))))).toBe(JSON.stringify(propertyColumns(p)));
+    }
   });
 
   it('the row encoded on the worker equals the one derived on the writer thread', () => {

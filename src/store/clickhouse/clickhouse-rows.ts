@@ -3,7 +3,7 @@
  * write versions that order them. Pure except for the version clock.
  */
 import type { EventRows, RowEncoder } from '../event-rows.js';
-import { propertyColumnsJson } from './clickhouse-properties.js';
+import { propertyColumns } from './clickhouse-properties.js';
 
 export interface EventKey {
   event: string;
@@ -61,7 +61,7 @@ export function eventFieldsJson(
   propertiesText: string,
   properties: Readonly<Record<string, unknown>>,
 ): string {
-  const columns = propertyColumnsJson(properties);
+  const columns = JSON.stringify(propertyColumns(properties));
   return (
     `"event":${JSON.stringify(event)},"distinct_id":${JSON.stringify(distinctId)},"time":${time},"insert_id":${JSON.stringify(insertId)},` +
     `"device_id":${JSON.stringify(deviceId ?? '')},"properties":${JSON.stringify(propertiesText)},${columns.slice(1)}`
