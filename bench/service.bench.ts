@@ -92,18 +92,22 @@ async function identityRows(ctx: BenchContext, kind: StoreKind, n: number, repea
     const on: number[] = [];
     const off: number[] = [];
     const ratios: number[] = [];
+    const cpuRatios: number[] = [];
     for (let r = 0; r < repeats; r++) {
-      const rate = async (idMerge: 'simplified' | 'original') => {
+      const measure = async (idMerge: 'simplified' | 'original') => {
         ctx.log(`service ${kind}: identity ${idMerge === 'simplified' ? 'on' : 'off'}, ${users} users, run ${r + 1}/${repeats}`);
         const res = await serviceImport({ kind, n, tmpDir: ctx.tmpDir, pgUrl: ctx.pgUrl, clickhouseUrl: ctx.clickhouseUrl, redisUrl: ctx.redisUrl, clients: 4, identity: true, users, idMerge });
         if (res.stored !== n) throw new Error(`service ${kind} identity ${idMerge}: stored ${res.stored} of ${n} events`);
-        return res.events / res.seconds;
+        return { rate: res.events / res.seconds, cpu: res.serverCpuUsPerEvent };
       };
-      const a = await rate('original');
-      const b = await rate('simplified');
-      off.push(a);
-      on.push(b);
-      ratios.push(b / a);
+      // Alternate which runs first: a drift in the machine's load then biases neither side.
+      const a = r % 2 === 0 ? await measure('original') : undefined;
+      const b = await measure('simplified');
+      const offRun = a ?? (await measure('original'));
+      off.push(offRun.rate);
+      on.push(b.rate);
+      ratios.push(b.rate / offRun.rate);
+      cpuRatios.push(b.cpu / offRun.cpu);
     }
     const devices = `${(users * 2).toLocaleString('en-US')} devices in ${n.toLocaleString('en-US')} events`;
     rows.push(
@@ -114,7 +118,7 @@ async function identityRows(ctx: BenchContext, kind: StoreKind, n: number, repea
         unit: 'events/s',
         value: median(on),
         ratio: `${median(ratios).toFixed(2)} of off`,
-        note: `ratios ${ratios.map((x) => x.toFixed(2)).join(' ')}; ids derived, devices recorded, links written`,
+        note: `ratios ${ratios.map((x) => x.toFixed(2)).join(' ')}; server cpu ${median(cpuRatios).toFixed(2)}x of off; ids derived, devices recorded, links written`,
       },
     );
   }
@@ -142,7 +146,7 @@ export const bench: BenchModule = {
         continue;
       }
       rows.push(...(await storeRows(ctx, kind, n, repeats)));
-      const identityRepeats = Math.max(1, Number(process.env.BENCH_IDENTITY_REPEATS ?? '3'));
+      const identityRepeats = Math.max(1, Number(process.env.BENCH_IDENTITY_REPEATS ?? '5'));
       if (process.env.BENCH_IDENTITY !== '0') rows.push(...(await identityRows(ctx, kind, n, identityRepeats)));
     }
     return rows;

@@ -67,7 +67,7 @@ export function resolveEventIdentity(mode: IdMerge, sentDistinctId: string, prop
     return { ok: false, field: 'properties.$device_id', message: `'properties.$device_id' must be at most ${MAX_ID_BYTES} bytes` };
   }
   if (userId !== undefined) {
-    return { ok: true, identity: { distinctId: userId, ...(deviceId !== undefined ? { link: { deviceId, userId } } : {}) } };
+    return { ok: true, identity: deviceId !== undefined ? { distinctId: userId, link: { deviceId, userId } } : { distinctId: userId } };
   }
   if (deviceId !== undefined) {
     return { ok: true, identity: { distinctId: sentDistinctId === '' ? DEVICE_PREFIX + deviceId : sentDistinctId, deviceId } };

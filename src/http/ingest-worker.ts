@@ -2,11 +2,13 @@
 import { parentPort } from 'node:worker_threads';
 import { prepareEventBatch, type PrepareInput } from '../ingest/events-prepare.js';
 import { ValidationError } from '../lib/errors.js';
+import { toPostedRows } from '../store/event-rows.js';
 
 const port = parentPort!;
 port.on('message', (msg: { id: number; input: PrepareInput }) => {
   try {
-    port.postMessage({ id: msg.id, ok: true, result: prepareEventBatch(msg.input) });
+    const { rows, ...rest } = prepareEventBatch(msg.input);
+    port.postMessage({ id: msg.id, ok: true, result: { ...rest, rows: toPostedRows(rows) } });
   } catch (err) {
     const known = err instanceof ValidationError;
     port.postMessage({

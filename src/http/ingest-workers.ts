@@ -12,6 +12,7 @@ import { prepareEventBatch, type PrepareInput, type PreparedBatch } from '../ing
 import { dialect, type Db } from '../db/knex.js';
 import { ValidationError } from '../lib/errors.js';
 import type { EventStore } from '../store/event-store.js';
+import { fromPostedRows, type PostedEventRows } from '../store/event-rows.js';
 import { startModuleWorker } from '../lib/worker-thread.js';
 
 const IDLE_MS = 60_000;
@@ -32,7 +33,7 @@ interface Slot {
 
 type Reply =
   | { ready: true }
-  | { id: number; ok: true; result: PreparedBatch }
+  | { id: number; ok: true; result: Omit<PreparedBatch, 'rows'> & { rows: PostedEventRows } }
   | { id: number; ok: false; error: { status: number; message: string; details?: Record<string, unknown> } };
 
 function spawnWorker(): Worker {
@@ -124,7 +125,7 @@ export class IngestWorkerPool {
     if (!task) return;
     slot.inflight.delete(msg.id);
     this.completedOnWorkers += 1;
-    if (msg.ok) task.resolve(msg.result);
+    if (msg.ok) task.resolve({ ...msg.result, rows: fromPostedRows(msg.result.rows) });
     else task.reject(new ValidationError(msg.error.status, msg.error.message, msg.error.details));
     this.idleCheck();
   }

@@ -38,6 +38,26 @@ export function emptyEventRows(): EventRows {
   return { event: [], distinctId: [], time: [], insertId: [], properties: [], deviceId: [], links: [] };
 }
 
+/**
+ * EventRows as posted between threads: the links as two arrays of strings, which structured
+ * clone copies ~4x faster than as many small objects (an /import batch of identified events
+ * carries one link per event).
+ */
+export interface PostedEventRows extends Omit<EventRows, 'links'> {
+  linkDevices: string[];
+  linkUsers: string[];
+}
+
+export function toPostedRows(rows: EventRows): PostedEventRows {
+  const { links, ...columns } = rows;
+  return { ...columns, linkDevices: links.map((l) => l.deviceId), linkUsers: links.map((l) => l.userId) };
+}
+
+export function fromPostedRows(posted: PostedEventRows): EventRows {
+  const { linkDevices, linkUsers, ...columns } = posted;
+  return { ...columns, links: linkDevices.map((deviceId, i) => ({ deviceId, userId: linkUsers[i]! })) };
+}
+
 /** The rows at `indices` (in that order); the links travel whole (a link is written once, first wins). */
 export function selectEventRows(rows: EventRows, indices: readonly number[]): EventRows {
   const pick = <T>(col: T[]) => indices.map((i) => col[i]!);

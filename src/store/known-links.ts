@@ -12,21 +12,30 @@ import type { IdentityLink } from './event-rows.js';
 const MAX_DEVICES = 200_000;
 
 export class KnownLinks {
-  private readonly devices = new Set<string>();
-
-  private key(projectId: number, deviceId: string): string {
-    return `${projectId}\u0000${deviceId}`;
-  }
+  /** Device ids per project: the id itself is the key (no per-lookup key string to build and hash). */
+  private readonly devices = new Map<number, Set<string>>();
+  private size = 0;
 
   /** The links of devices not yet known to be linked. */
   unknown(projectId: number, links: readonly IdentityLink[]): IdentityLink[] {
-    if (links.length === 0 || this.devices.size === 0) return links.slice();
-    return links.filter((l) => !this.devices.has(this.key(projectId, l.deviceId)));
+    const known = this.devices.get(projectId);
+    if (links.length === 0 || !known) return links.slice();
+    return links.filter((l) => !known.has(l.deviceId));
   }
 
   /** Records links that are now committed (written, or already there). */
   committed(projectId: number, links: readonly IdentityLink[]): void {
-    if (this.devices.size + links.length > MAX_DEVICES) this.devices.clear();
-    for (const l of links) this.devices.add(this.key(projectId, l.deviceId));
+    if (links.length === 0) return;
+    if (this.size + links.length > MAX_DEVICES) {
+      this.devices.clear();
+      this.size = 0;
+    }
+    let known = this.devices.get(projectId);
+    if (!known) this.devices.set(projectId, (known = new Set()));
+    for (const l of links) {
+      if (known.has(l.deviceId)) continue;
+      known.add(l.deviceId);
+      this.size++;
+    }
   }
 }

@@ -16,7 +16,15 @@ import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
 const NOW = Date.now();
 const records = Array.from({ length: 300 }, (_, i) => ({
   event: `e${i % 4}`,
-  properties: { time: Math.floor(NOW / 1000) - i, distinct_id: `u${i}`, ...(i % 2 ? { $insert_id: `w-${i}` } : {}), n: i, deep: { a: [i] } },
+  properties: {
+    time: Math.floor(NOW / 1000) - i,
+    distinct_id: `u${i}`,
+    ...(i % 2 ? { $insert_id: `w-${i}` } : {}),
+    // Identified events link their device, anonymous ones record it (links cross the thread too).
+    ...(i % 3 === 0 ? { $device_id: `d${i % 50}`, $user_id: `u${i}` } : i % 3 === 1 ? { $device_id: `d${i % 50}` } : {}),
+    n: i,
+    deep: { a: [i] },
+  },
 }));
 records.push({ event: '', properties: { time: 1, distinct_id: 'bad' } } as never);
 
@@ -34,6 +42,7 @@ describe('IngestWorkerPool', () => {
     const viaWorker = await pool.prepare(input(body));
     expect(viaWorker).toEqual(prepareEventBatch(input(body)));
     expect(viaWorker.rows.event).toHaveLength(300);
+    expect(viaWorker.rows.links.length).toBeGreaterThan(10);
     expect(viaWorker.rejected).toEqual([{ index: 300, field: 'event', message: expect.any(String) }]);
 
     const bomb = zlib.gzipSync(Buffer.alloc(20 * 1024 * 1024, 0x20));
