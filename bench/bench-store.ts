@@ -59,9 +59,3 @@ export async function openBenchStore(kind: 'sqlite' | 'postgres', target: string
     },
   };
 }
-
-export const FLOOR_SQLITE_INSERT =
-  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING';
-export const FLOOR_PG_INSERT =
-  'INSERT INTO events (project_id, event, distinct_id, time, insert_id, properties, source, ingested_at) ' +
-  'SELECT $1, e, d, t, i, p::jsonb, $2, $3 FROM unnest($4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[]) AS u(e, d, t, i, p) ON CONFLICT DO NOTHING';

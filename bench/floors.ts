@@ -1,9 +1,10 @@
 /**
- * One floor per store, shared by every bench: the fastest known way to land the bench's rows in
- * that store, measured in the same run as what it is compared with.
+ * One floor per store, shared by every bench: the fastest known way to land a bench's rows (the
+ * generated import events, or a sync's or a migration's own rows: floorOfChunks) in that store,
+ * measured in the same run as what it is compared with.
  * - SQLite: one prepared INSERT a row in 20k-row transactions (faster than multi-row statements), on the very
  *   connection createDb configures (WAL, synchronous=NORMAL);
- * - PostgreSQL: one `COPY … FROM STDIN` straight into the events table (indexes and all);
+ * - PostgreSQL: `COPY … FROM STDIN` straight into the events table (indexes and all), 20k rows a COPY;
  * - ClickHouse: `@clickhouse/client` inserts of the same rows as JSONEachRow text encoded before
  *   the clock (handing it objects would encode them inside the timing), 20k a time.
  * Rows are built before the clock starts: a floor times the store alone.
@@ -46,7 +47,8 @@ export const FLOOR_NAMES: Record<StoreKind, string> = {
   clickhouse: '@clickhouse/client, JSONEachRow text built beforehand, 20k rows/insert',
 };
 
-const TX_ROWS = 20_000;
+/** Events per transaction / COPY / insert in every floor. */
+export const FLOOR_CHUNK = 20_000;
 const COLUMNS = ['project_id', 'event', 'distinct_id', 'time', 'insert_id', 'properties', 'source', 'ingested_at', 'device_id'];
 
 /** Generated bench events as store rows (what the write path would hand a store). */
@@ -66,35 +68,66 @@ export function benchRows(n: number, seed = 42, identity = false): EventRows {
 
 export async function storeFloor(args: FloorArgs): Promise<FloorResult> {
   const rows = benchRows(args.n, args.seed ?? 42, args.identity);
-  if (args.kind === 'sqlite') return sqliteFloor(args.target, rows);
-  if (args.kind === 'postgres') return postgresFloor(args.target, rows);
-  return clickhouseFloor(args.target, rows);
+  return floorOfChunks(args.kind, args.target, () => rowChunks(rows, FLOOR_CHUNK));
 }
 
-function tuple(rows: EventRows, i: number, projectId: number, now: number): unknown[] {
-  return [projectId, rows.event[i], rows.distinctId[i], rows.time[i], rows.insertId[i], rows.properties[i], 'import', now, rows.deviceId[i]];
+/** Consecutive slices of `rows`, `size` events each (a floor's transactions / inserts). */
+export function* rowChunks(rows: EventRows, size: number): Generator<EventRows> {
+  const n = rows.event.length;
+  for (let from = 0; from < n; from += size) {
+    const to = Math.min(n, from + size);
+    yield {
+      event: rows.event.slice(from, to),
+      distinctId: rows.distinctId.slice(from, to),
+      time: rows.time.slice(from, to),
+      insertId: rows.insertId.slice(from, to),
+      properties: rows.properties.slice(from, to),
+      deviceId: rows.deviceId.slice(from, to),
+      links: [],
+    };
+  }
 }
 
-async function sqliteFloor(file: string, rows: EventRows): Promise<FloorResult> {
+/**
+ * The store's floor over rows a bench builds itself (a sync's or a migration's own rows): each
+ * chunk is one transaction (SQLite), one COPY (PostgreSQL) or one insert (ClickHouse), turned
+ * into the store's input untimed; only landing it is timed. Chunks are made lazily, so a floor
+ * over a million rows holds one chunk at a time.
+ */
+export async function floorOfChunks(kind: StoreKind, target: string, chunks: () => Iterable<EventRows>, source = 'import'): Promise<FloorResult> {
+  if (kind === 'sqlite') return sqliteFloor(target, chunks, source);
+  if (kind === 'postgres') return postgresFloor(target, chunks, source);
+  return clickhouseFloor(target, chunks, source);
+}
+
+function tuple(rows: EventRows, i: number, projectId: number, source: string, now: number): unknown[] {
+  return [projectId, rows.event[i], rows.distinctId[i], rows.time[i], rows.insertId[i], rows.properties[i], source, now, rows.deviceId[i]];
+}
+
+async function sqliteFloor(file: string, chunks: () => Iterable<EventRows>, source: string): Promise<FloorResult> {
   const o = await openBenchStore('sqlite', file);
   const conn = (await o.db.client.acquireConnection()) as Database.Database;
-  const n = rows.event.length;
   const now = Date.now();
   // One row a statement: with better-sqlite3 this beats 64-row statements (121k vs 95k rows/s
   // here; binding hundreds of parameters costs more than the steps it saves).
   const insert = conn.prepare(`INSERT INTO events (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`);
-  const params: unknown[][] = [];
-  for (let i = 0; i < n; i++) params.push(tuple(rows, i, o.projectId, now));
-  const insertChunk = conn.transaction((from: number, to: number) => {
-    for (let i = from; i < to; i++) insert.run(params[i]);
+  const insertChunk = conn.transaction((params: unknown[][]) => {
+    for (const p of params) insert.run(p);
   });
-  const t0 = performance.now();
-  for (let i = 0; i < n; i += TX_ROWS) insertChunk(i, Math.min(n, i + TX_ROWS));
-  const seconds = (performance.now() - t0) / 1000;
+  let events = 0;
+  let seconds = 0;
+  for (const rows of chunks()) {
+    const params: unknown[][] = [];
+    for (let i = 0; i < rows.event.length; i++) params.push(tuple(rows, i, o.projectId, source, now));
+    const t0 = performance.now();
+    insertChunk(params);
+    seconds += (performance.now() - t0) / 1000;
+    events += params.length;
+  }
   const stored = (conn.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
   await o.db.client.releaseConnection(conn);
   await o.close();
-  return { events: n, seconds, stored };
+  return { events, seconds, stored };
 }
 
 /** COPY's text format: tab-separated, `\N` for null, backslash escapes. */
@@ -104,48 +137,49 @@ function copyField(v: unknown): string {
   return /[\\\t\n\r]/.test(s) ? s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r') : s;
 }
 
-async function postgresFloor(serverUrl: string, rows: EventRows): Promise<FloorResult> {
+async function postgresFloor(serverUrl: string, chunks: () => Iterable<EventRows>, source: string): Promise<FloorResult> {
   const o = await openBenchStore('postgres', serverUrl);
-  const n = rows.event.length;
   const now = Date.now();
-  const lines: string[] = [];
-  for (let i = 0; i < n; i++) lines.push(`${tuple(rows, i, o.projectId, now).map(copyField).join('\t')}\n`);
   const client = new pg.Client({ connectionString: o.url });
   await client.connect();
-  const t0 = performance.now();
-  await pipeline(Readable.from(chunked(lines, TX_ROWS)), client.query(copyFrom(`COPY events (${COLUMNS.join(', ')}) FROM STDIN`)));
-  const seconds = (performance.now() - t0) / 1000;
-  const stored = Number((await client.query('SELECT count(*) AS n FROM events')).rows[0].n);
+  let events = 0;
+  let seconds = 0;
+  for (const rows of chunks()) {
+    let text = '';
+    for (let i = 0; i < rows.event.length; i++) text += `${tuple(rows, i, o.projectId, source, now).map(copyField).join('\t')}\n`;
+    const t0 = performance.now();
+    await pipeline(Readable.from([text]), client.query(copyFrom(`COPY events (${COLUMNS.join(', ')}) FROM STDIN`)));
+    seconds += (performance.now() - t0) / 1000;
+    events += rows.event.length;
+  }
+  const stored = Number((await client.query('SELECT count(*) AS n FROM events').then((r) => r.rows[0].n)));
   await client.end();
   await o.close();
-  return { events: n, seconds, stored };
+  return { events, seconds, stored };
 }
 
-function* chunked(lines: string[], size: number): Generator<string> {
-  for (let i = 0; i < lines.length; i += size) yield lines.slice(i, i + size).join('');
-}
-
-async function clickhouseFloor(serverUrl: string, rows: EventRows): Promise<FloorResult> {
+async function clickhouseFloor(serverUrl: string, chunks: () => Iterable<EventRows>, source: string): Promise<FloorResult> {
   const scratch = await scratchClickHouse(serverUrl);
   const target = parseClickHouseUrl(scratch.url);
   const client = createClient({ url: target.url, username: target.username, password: target.password, database: target.database });
   try {
-    const n = rows.event.length;
     const now = Date.now();
-    // The finished JSONEachRow text, built before the clock: faster than handing the client
-    // objects to encode (which is what it would do on this thread while the clock runs).
-    const lines: string[] = [];
-    for (let i = 0; i < n; i++) lines.push(eventLine(rows, i, { projectId: 1, source: 'import', now, ver: 1, isNew: true }));
-    const bodies = [...chunked(lines, TX_ROWS)];
-    const t0 = performance.now();
-    for (const body of bodies) {
+    let events = 0;
+    let seconds = 0;
+    for (const rows of chunks()) {
+      // The finished JSONEachRow text, built before the clock: faster than handing the client
+      // objects to encode (which is what it would do on this thread while the clock runs).
+      let body = '';
+      for (let i = 0; i < rows.event.length; i++) body += eventLine(rows, i, { projectId: 1, source, now, ver: 1, isNew: true });
+      const t0 = performance.now();
       const result = await client.exec({ query: 'INSERT INTO events FORMAT JSONEachRow', values: Readable.from([body]) });
       await pipeline(result.stream, new Writable({ write: (_c, _e, done) => done() }));
+      seconds += (performance.now() - t0) / 1000;
+      events += rows.event.length;
     }
-    const seconds = (performance.now() - t0) / 1000;
     const res = await client.query({ query: 'SELECT count() AS n FROM events', format: 'JSONEachRow' });
     const stored = Number(((await res.json()) as { n: string }[])[0]!.n);
-    return { events: n, seconds, stored };
+    return { events, seconds, stored };
   } finally {
     await client.close();
     await scratch.drop();

@@ -7,8 +7,6 @@ import crypto from 'node:crypto';
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { configFrom } from '../config/index.js';
 import { Authenticator } from '../src/accounts/authenticator.js';
 import { createServiceAccount } from '../src/accounts/accounts.service.js';
@@ -22,7 +20,7 @@ import { silentLogger } from '../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
 import { JobQueues } from '../src/queue/queues.js';
 import { createRedisConnections } from '../src/queue/redis-connection.js';
-import { FLOOR_PG_INSERT, FLOOR_SQLITE_INSERT, openBenchStore, type BenchStore } from './bench-store.js';
+import { openBenchStore, type BenchStore } from './bench-store.js';
 import { batches, generateEvents } from './ingest-data.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,8 +33,6 @@ export interface CaseArgs {
   target: string;
   clients?: number;
   redisUrl?: string;
-  /** Floor only: rows per transaction (default 2000, the request batch size). */
-  txRows?: number;
   /** /import only: events go to this ClickHouse event store (EVENT_STORE_URL) instead of the bench database. */
   eventStoreUrl?: string;
   /** Extra config for the web app under test (e.g. INGEST_WORKERS). */
@@ -62,52 +58,6 @@ function cpuNow(): number {
 
 function openDb(args: CaseArgs, poolMax?: number): Promise<BenchStore> {
   return openBenchStore(args.kind, args.target, poolMax);
-}
-
-/** (a) The floor: rows already built (JSON serialised, ms times), inserted by a bare prepared statement. */
-export async function floor(args: CaseArgs): Promise<CaseResult> {
-  const o = await openDb(args);
-  const now = Date.now();
-  const rows = generateEvents(args.n).map((e) => {
-    const { time, distinct_id, $insert_id, ...rest } = e.properties;
-    return [o.projectId, e.event, distinct_id as string, (time as number) * 1000, $insert_id as string, JSON.stringify(rest), 'import', now] as const;
-  });
-  const chunks = batches(rows, args.txRows ?? BATCH);
-  let seconds: number;
-  if (args.kind === 'sqlite') {
-    // The very connection createDb configured (WAL, synchronous, checkpoint window): the floor
-    // differs from the product only in the code above the statement.
-    const conn = (await o.db.client.acquireConnection()) as Database.Database;
-    const stmt = conn.prepare(FLOOR_SQLITE_INSERT);
-    const insertBatch = conn.transaction((chunk: (typeof rows)[number][]) => {
-      for (const r of chunk) stmt.run(...r);
-    });
-    const t0 = performance.now();
-    const c0 = cpuNow();
-    for (const c of chunks) insertBatch(c);
-    seconds = (performance.now() - t0) / 1000;
-    const cpuUsPerEvent = (cpuNow() - c0) / args.n;
-    const stored = (conn.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
-    await o.db.client.releaseConnection(conn);
-    await o.close();
-    return { events: args.n, seconds, stored, cpuUsPerEvent };
-  }
-  const client = new pg.Client({ connectionString: o.url });
-  await client.connect();
-  const cols = chunks.map((c) => [c.map((r) => r[1]), c.map((r) => r[2]), c.map((r) => r[3]), c.map((r) => r[4]), c.map((r) => r[5])]);
-  const t0 = performance.now();
-  const c0 = cpuNow();
-  for (const c of cols) {
-    await client.query('BEGIN');
-    await client.query({ name: 'ins', text: FLOOR_PG_INSERT, values: [o.projectId, 'import', now, ...c] });
-    await client.query('COMMIT');
-  }
-  seconds = (performance.now() - t0) / 1000;
-  const cpuUsPerEvent = (cpuNow() - c0) / args.n;
-  await client.end();
-  const stored = await countEvents(o.db, o.projectId);
-  await o.close();
-  return { events: args.n, seconds, stored, cpuUsPerEvent };
 }
 
 /** (b) The ingest write path called directly, 2000-event batches of parsed records. */

@@ -1,12 +1,13 @@
 /**
  * Ingestion throughput (issue 2): on the same generated events (15 properties each), per
- * database: (a) floor — bare prepared inserts of already-built rows into the same events table,
+ * database: (a) the store's shared floor (floors.ts) on the same events,
  * (b) the ingest write path called directly with 2000-event batches, (c) /import over HTTP with
  * 2000-event gzip batches from concurrent clients. Each row runs in its own process (peak RSS).
  */
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FLOOR_NAMES, type FloorArgs, type FloorResult } from './floors.js';
 import { runIsolated } from './isolated.js';
 import type { CaseArgs, CaseResult } from './ingest-cases.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
@@ -14,6 +15,7 @@ import { pgReachable } from './pg-reachable.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CASES = path.join(here, 'ingest-cases.ts');
+const FLOORS = path.join(here, 'floors.ts');
 
 async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number, clients: number, repeats: number): Promise<BenchRow[]> {
   let fileNo = 0;
@@ -28,20 +30,24 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number
   // This machine is shared and noisy: every case runs `repeats` times, interleaved, best kept.
   type M = { rate: number; peakRssMb: number; cpu: number };
   const best = (x: M | undefined, y: M) => (x && x.rate >= y.rate ? x : y);
-  let a: M | undefined, a20: M | undefined, b: M | undefined, c: M | undefined, inline: M | undefined;
+  const floor = async (): Promise<M> => {
+    ctx.log(`ingest ${kind}: (a) floor (${n.toLocaleString('en-US')} events)`);
+    const { result, peakRssMb } = await runIsolated<FloorResult>(FLOORS, 'storeFloor', { kind, n, target: target() } satisfies FloorArgs);
+    if (result.stored !== n) throw new Error(`floor: stored ${result.stored} of ${n} events`);
+    return { rate: result.events / result.seconds, peakRssMb, cpu: NaN };
+  };
+  let a: M | undefined, b: M | undefined, c: M | undefined, inline: M | undefined;
   for (let r = 0; r < repeats; r++) {
-    a = best(a, await measure('(a) floor: prepared inserts of built rows', 'floor'));
-    a20 = best(a20, await measure('(a) floor, 20000 rows per transaction', 'floor', { txRows: 20_000 }));
+    a = best(a, await floor());
     b = best(b, await measure('(b) write path, 2000-event batches', 'writePath'));
     c = best(c, await measure(`(c) POST /import, gzip 2000-event batches, ${clients} clients`, 'httpImport', { appConfig: { INGEST_WORKERS: 1 } }));
     inline = best(inline, await measure('(c) without the worker pool', 'httpImport', { appConfig: { INGEST_WORKERS: 0 } }));
   }
-  if (!a || !a20 || !b || !c || !inline) throw new Error('no measurement');
+  if (!a || !b || !c || !inline) throw new Error('no measurement');
   const ratio = (x: number) => `${(x / a.rate).toFixed(2)} of (a)`;
   const section = `ingest ${kind}`;
   return [
-    { section, name: '(a) floor: prepared inserts of built rows', unit: 'events/s', value: a.rate, peakRssMb: a.peakRssMb, note: `${n} events, 2000 rows/tx, best of ${repeats}; cpu ${a.cpu.toFixed(1)} µs/event` },
-    { section, name: "(a') floor, 20000 rows per transaction", unit: 'events/s', value: a20.rate, ratio: ratio(a20.rate), peakRssMb: a20.peakRssMb, note: `reference; cpu ${a20.cpu.toFixed(1)} µs/event` },
+    { section, name: `(a) floor (${FLOOR_NAMES[kind]})`, unit: 'events/s', value: a.rate, peakRssMb: a.peakRssMb, note: `${n} events, best of ${repeats}` },
     { section, name: '(b) write path (validate+store), 2000/batch', unit: 'events/s', value: b.rate, ratio: ratio(b.rate), peakRssMb: b.peakRssMb, note: `cpu ${b.cpu.toFixed(1)} µs/event` },
     { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients, 1 worker`, unit: 'events/s', value: c.rate, ratio: ratio(c.rate), peakRssMb: c.peakRssMb, note: `INGEST_WORKERS=1${kind === 'sqlite' ? ' (default)' : ''}; server cpu ${c.cpu.toFixed(1)} µs/event` },
     { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients, inline`, unit: 'events/s', value: inline.rate, ratio: ratio(inline.rate), peakRssMb: inline.peakRssMb, note: `INGEST_WORKERS=0${kind === 'postgres' ? ' (default)' : ''}; server cpu ${inline.cpu.toFixed(1)} µs/event` },

@@ -2,8 +2,8 @@
  * The migration bench's measurements, each in its own process (bench/isolated.ts) so its peak
  * RSS is its own:
  *
- * - floor: the same events (already transformed, validated and serialised, outside the timer)
- *   inserted by a bare prepared statement / unnest insert, one transaction per batch;
+ * - floor: the shared store floor (floors.ts) over the same events, transformed, validated and
+ *   serialised outside the timer;
  * - migration: a whole Amplitude migration against the stand-in (download + unzip + gunzip +
  *   count pass, then download-or-reuse + parse + transform + validate + store + staged profiles,
  *   then profiles applied), its jobs run in-process through the registered handlers.
@@ -11,8 +11,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { configFrom } from '../config/index.js';
 import { benchEventStore, countEvents } from './bench-store.js';
 import { transformAmplitudeEvent } from '../src/domain/amplitude-transform.js';
@@ -22,7 +20,9 @@ import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
 import { createMigration } from '../src/migration/migration-create.service.js';
 import { JobQueues } from '../src/queue/queues.js';
 import { createRedisConnections } from '../src/queue/redis-connection.js';
-import { FLOOR_PG_INSERT, FLOOR_SQLITE_INSERT, openBenchStore, type BenchStore } from './bench-store.js';
+import { openBenchStore, type BenchStore } from './bench-store.js';
+import { FLOOR_CHUNK, floorOfChunks } from './floors.js';
+import { toEventRows, type EventRows } from '../src/store/event-rows.js';
 import { AmplitudeDataset, type DatasetOptions } from '../test/amplitude-standin/dataset.js';
 import { handlers } from '../jobs/index.js';
 import { WorkerRuntime } from '../jobs/worker-runtime.js';
@@ -52,70 +52,27 @@ function openDb(args: MigrationCaseArgs): Promise<BenchStore> {
   return openBenchStore(args.kind, args.target);
 }
 
-type Row = [string, string, number, string, string];
-
 /** The rows a migration stores for these Amplitude records, built outside any timer. */
-function rowsOf(records: Record<string, unknown>[]): Row[] {
+function rowsOf(records: Record<string, unknown>[]): EventRows {
   const events = records.map((r) => {
     const out = transformAmplitudeEvent(r, { migrationId: 'bench' });
     if (!out.ok) throw new Error(out.message);
     return out.record;
   });
-  return validateEvents(events).events.map((e) => [e.event, e.distinctId, e.time, e.insertId, JSON.stringify(e.properties)]);
+  return toEventRows(validateEvents(events).events);
 }
 
-/** The store's floor: bare prepared inserts of built rows, `batch` per transaction. */
+/** The shared store floor (floors.ts) over the rows this migration stores, built untimed. */
 export async function floor(args: MigrationCaseArgs): Promise<MigrationCaseResult> {
   const ds = new AmplitudeDataset(args.dataset);
-  const o = await openDb(args);
-  const now = Date.now();
-  let seconds = 0;
-  let events = 0;
-  if (args.kind === 'sqlite') {
-    await o.db.destroy();
-    const conn = new Database(args.target);
-    conn.pragma('journal_mode = WAL');
-    conn.pragma('synchronous = NORMAL');
-    const stmt = conn.prepare(FLOOR_SQLITE_INSERT);
-    const insert = conn.transaction((rows: Row[]) => {
-      for (const r of rows) stmt.run(o.projectId, r[0], r[1], r[2], r[3], r[4], 'migration', now);
-    });
+  function* chunks(): Generator<EventRows> {
     for (const day of ds.days()) {
       const records = ds.eventsForDay(day);
-      for (let i = 0; i < records.length; i += args.batch) {
-        const chunk = rowsOf(records.slice(i, i + args.batch));
-        events += chunk.length;
-        const t0 = performance.now();
-        insert(chunk);
-        seconds += (performance.now() - t0) / 1000;
-      }
+      for (let i = 0; i < records.length; i += FLOOR_CHUNK) yield rowsOf(records.slice(i, i + FLOOR_CHUNK));
     }
-    const stored = (conn.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
-    conn.close();
-    return { events, seconds, stored };
   }
-  const client = new pg.Client({ connectionString: o.url });
-  await client.connect();
-  try {
-    for (const day of ds.days()) {
-      const records = ds.eventsForDay(day);
-      for (let i = 0; i < records.length; i += args.batch) {
-        const c = rowsOf(records.slice(i, i + args.batch));
-        events += c.length;
-        const values = [o.projectId, 'migration', now, c.map((r) => r[0]), c.map((r) => r[1]), c.map((r) => r[2]), c.map((r) => r[3]), c.map((r) => r[4])];
-        const t0 = performance.now();
-        await client.query('BEGIN');
-        await client.query({ name: 'ins', text: FLOOR_PG_INSERT, values });
-        await client.query('COMMIT');
-        seconds += (performance.now() - t0) / 1000;
-      }
-    }
-    const stored = Number((await client.query('SELECT count(*) AS n FROM events')).rows[0].n);
-    return { events, seconds, stored };
-  } finally {
-    await client.end();
-    await o.close();
-  }
+  const result = await floorOfChunks(args.kind, args.target, chunks, 'migration');
+  return { events: result.events, seconds: result.seconds, stored: result.stored };
 }
 
 /** A whole migration of the dataset through the stand-in, timed end to end. */

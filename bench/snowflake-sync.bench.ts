@@ -1,7 +1,7 @@
 /**
  * Snowflake source (issue 5): rows/s through the real snowflake-sdk against the protocol stand-in
  * (test/snowflake-standin, in its own process, chunked JSON results), (b) reading only and (c) a
- * whole events sync into SQLite, beside (a) the store's bare-insert floor on the ingest bench's
+ * whole events sync into SQLite, beside (a) the store's shared floor (floors.ts) on the ingest bench's
  * events. Each measurement runs in its own process (peak RSS). The stand-in is local and does
  * real work per chunk (SQLite read, JSON, gzip), so these are the connector's costs plus a fast
  * "warehouse", not a Snowflake latency figure.
@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSnowflakeFixture } from '../test/snowflake-standin/standin-fixture.js';
-import type { CaseArgs, CaseResult } from './ingest-cases.js';
+import { FLOOR_NAMES, type FloorArgs, type FloorResult } from './floors.js';
 import { runIsolated } from './isolated.js';
 import type { SnowflakeCaseArgs, SnowflakeCaseResult } from './snowflake-sync-cases.js';
 import type { BenchModule, BenchRow } from './types.js';
@@ -35,7 +35,7 @@ export const bench: BenchModule = {
       const args: SnowflakeCaseArgs = { rows, sourceConfig: fx.sourceConfig(), serverConfig: fx.serverConfig, table: 'bench_events' };
 
       ctx.log(`snowflake: (a) floor, ${rows} events`);
-      const floor = await runIsolated<CaseResult>(path.join(here, 'ingest-cases.ts'), 'floor', { kind: 'sqlite', n: rows, target: path.join(ctx.tmpDir, 'sf-floor.sqlite') } satisfies CaseArgs);
+      const floor = await runIsolated<FloorResult>(path.join(here, 'floors.ts'), 'storeFloor', { kind: 'sqlite', n: rows, target: path.join(ctx.tmpDir, 'sf-floor.sqlite') } satisfies FloorArgs);
       const floorRate = floor.result.events / floor.result.seconds;
 
       ctx.log(`snowflake: (b) read through snowflake-sdk, ${rows} rows`);
@@ -49,7 +49,7 @@ export const bench: BenchModule = {
       const section = 'snowflake source';
       const ratio = (x: number) => `${(x / floorRate).toFixed(2)} of (a)`;
       const out: BenchRow[] = [
-        { section, name: '(a) floor: SQLite prepared inserts of built rows', unit: 'events/s', value: floorRate, peakRssMb: floor.peakRssMb, note: 'ingest bench events' },
+        { section, name: `(a) floor (${FLOOR_NAMES.sqlite})`, unit: 'events/s', value: floorRate, peakRssMb: floor.peakRssMb, note: 'ingest bench events' },
         { section, name: '(b) read via snowflake-sdk (stand-in)', unit: 'rows/s', value: read.result.rows / read.result.seconds, ratio: ratio(read.result.rows / read.result.seconds), peakRssMb: read.peakRssMb, note: `${rows} rows, 10k-row chunks` },
         { section, name: '(c) events sync → SQLite store', unit: 'rows/s', value: rows / synced.result.seconds, ratio: ratio(rows / synced.result.seconds), peakRssMb: synced.peakRssMb, note: 'describe+count+read+map+write' },
       ];

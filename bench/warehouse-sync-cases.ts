@@ -1,8 +1,8 @@
 /**
  * The warehouse bench's measurements, each run by bench/isolated.ts in its own process (so peak
  * RSS is that process's own):
- * - `floor`: bare inserts into the store of events shaped exactly like a sync's output (same
- *   properties, stamps and 32-hex insert ids), 2000 per transaction — what storing costs alone;
+ * - `floor`: the shared store floor (floors.ts) over events shaped exactly like a sync's output
+ *   (same properties, stamps and 32-hex insert ids) — what storing costs alone;
  * - `sync`: a whole events sync run by the warehouse-sync handler as a worker would (describe,
  *   count, read, map, validate, store, checkpoint per batch) from a SQLite or Postgres source;
  * - `mirror`: a mirror run over a table where 1 % of the rows changed since the last run.
@@ -15,7 +15,8 @@ import { runWarehouseSync } from '../jobs/warehouse-sync.handler.js';
 import type { JobContext } from '../jobs/types.js';
 import { createProject } from '../src/accounts/accounts.service.js';
 import { benchEventStore, countEvents } from './bench-store.js';
-import { toEventRows } from '../src/store/event-rows.js';
+import { toEventRows, type EventRows } from '../src/store/event-rows.js';
+import { FLOOR_CHUNK, floorOfChunks } from './floors.js';
 import { createDb, type Db } from '../src/db/knex.js';
 import { migrateLatest } from '../src/db/migrate.js';
 import { insertRunIfFree } from '../src/db/sync-runs.repo.js';
@@ -105,35 +106,29 @@ const STAMP = (importId: string, runId: string) => ({
   $warehouse_table: TABLE,
 });
 
+/** The shared store floor (floors.ts) over the rows this sync stores, built untimed. */
 export async function floor(args: SyncCaseArgs): Promise<SyncCaseResult> {
-  const db = await storeDb(args);
-  await migrateLatest(db);
-  const project = await createProject(db, { name: 'floor' });
-  const runId = crypto.randomUUID();
-  const stamp = STAMP('1', runId);
-  const started = process.hrtime.bigint();
-  for (let b = 0; b < args.rows; b += 2000) {
-    const events: NormalizedEvent[] = [];
-    for (let i = b; i < Math.min(args.rows, b + 2000); i++) {
-      const event = `event_${i % 7}`;
-      const user = `user-${i % 5000}`;
-      const time = BASE_MS + i * 1000;
-      events.push({
-        event,
-        distinctId: user,
-        time,
-        insertId: warehouseInsertId(event, user, time, undefined),
-        properties: { id: i, url: `/p/${i % 97}`, plan: `plan-${i % 3}`, amount: i * 0.5, $user_id: user, ...stamp },
-      });
+  const stamp = STAMP('1', crypto.randomUUID());
+  function* chunks(): Generator<EventRows> {
+    for (let b = 0; b < args.rows; b += FLOOR_CHUNK) {
+      const events: NormalizedEvent[] = [];
+      for (let i = b; i < Math.min(args.rows, b + FLOOR_CHUNK); i++) {
+        const event = `event_${i % 7}`;
+        const user = `user-${i % 5000}`;
+        const time = BASE_MS + i * 1000;
+        events.push({
+          event,
+          distinctId: user,
+          time,
+          insertId: warehouseInsertId(event, user, time, undefined),
+          properties: { id: i, url: `/p/${i % 97}`, plan: `plan-${i % 3}`, amount: i * 0.5, $user_id: user, ...stamp },
+        });
+      }
+      yield toEventRows(events);
     }
-    await db.transaction((trx) =>
-      benchEventStore(db).writeBatch({ projectId: project.id, source: 'warehouse-import', rows: toEventRows(events), now: Date.now() }, { within: trx }),
-    );
   }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const stored = await countEvents(db, project.id);
-  await db.destroy();
-  return { rows: args.rows, seconds, stored };
+  const result = await floorOfChunks(args.storeSchema ? 'postgres' : 'sqlite', args.store, chunks, 'warehouse-import');
+  return { rows: result.events, seconds: result.seconds, stored: result.stored };
 }
 
 /** A project, a source and an import of `args` in a fresh store; `run()` runs one sync of it as a worker would. */

@@ -1,6 +1,6 @@
 /**
- * Warehouse sync throughput (issue 4), in the same run as its floor: (a) bare inserts into the
- * store of events shaped like a sync's output, (b) an events sync of a 1M-row SQLite table,
+ * Warehouse sync throughput (issue 4), in the same run as its floor: (a) the store's shared floor
+ * (floors.ts) over events shaped like a sync's output, (b) an events sync of a 1M-row SQLite table,
  * (c) the same for 100k rows (peak RSS must match (b): memory flat), (d) from a 1M-row Postgres
  * table; (g)/(h) a mirror run over those tables with 1 % of the rows changed, against (b)/(c)'s time. Store: SQLite (the default); with Postgres reachable, also (e)/(f) floor and sync into a
  * Postgres store. Every case runs in its own process; best of BENCH_REPEATS (default 2).
@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import crypto from 'node:crypto';
+import { FLOOR_NAMES } from './floors.js';
 import { runIsolated } from './isolated.js';
 import {
   buildPostgresSource,
@@ -72,14 +73,14 @@ export const bench: BenchModule = {
     try {
       for (let r = 0; r < repeats; r++) {
         // Interleaved, so the floor and the syncs see the same machine load.
-        floor = best(floor, await measure('(a) floor: bare inserts into the SQLite store', 'floor', { rows: big, store: storeFile(), source: sqliteSrc(bigFile) }));
+        floor = best(floor, await measure('(a) floor into the SQLite store', 'floor', { rows: big, store: storeFile(), source: sqliteSrc(bigFile) }));
         syncBig = best(syncBig, await measure(`(b) sync ${k(big)}-row SQLite table → SQLite store`, 'sync', { rows: big, store: storeFile(), source: sqliteSrc(bigFile) }));
         syncSmall = best(syncSmall, await measure(`(c) sync ${k(small)}-row SQLite table → SQLite store`, 'sync', { rows: small, store: storeFile(), source: sqliteSrc(smallFile) }));
         mirrorBig = best(mirrorBig, await measure(`(g) mirror ${k(big)}-row table, 1% changed`, 'mirror', { rows: big, store: storeFile(), source: sqliteSrc(copyOf(bigFile)) }));
         mirrorSmall = best(mirrorSmall, await measure(`(h) mirror ${k(small)}-row table, 1% changed`, 'mirror', { rows: small, store: storeFile(), source: sqliteSrc(copyOf(smallFile)) }));
         if (pgSchema) {
           syncPg = best(syncPg, await measure(`(d) sync ${k(big)}-row Postgres table → SQLite store`, 'sync', { rows: big, store: storeFile(), source: pgSrc() }));
-          pgFloor = best(pgFloor, await measure('(e) floor: bare inserts into a Postgres store', 'floor', { rows: big, ...pgStore(), source: sqliteSrc(bigFile) }));
+          pgFloor = best(pgFloor, await measure('(e) floor into a Postgres store', 'floor', { rows: big, ...pgStore(), source: sqliteSrc(bigFile) }));
           pgSync = best(pgSync, await measure(`(f) sync ${k(big)}-row SQLite table → Postgres store`, 'sync', { rows: big, ...pgStore(), source: sqliteSrc(bigFile) }));
         }
       }
@@ -92,7 +93,7 @@ export const bench: BenchModule = {
     const of = (x: M, base: M) => `${(x.rate / base.rate).toFixed(2)} of floor`;
     const section = 'warehouse sync';
     const rows: BenchRow[] = [
-      { section, name: '(a) floor: bare inserts, SQLite store', unit: 'events/s', value: floor.rate, peakRssMb: floor.peakRssMb, note: `${big} events shaped like a sync's, 2000/txn, best of ${repeats}` },
+      { section, name: `(a) floor (${FLOOR_NAMES.sqlite}), SQLite store`, unit: 'events/s', value: floor.rate, peakRssMb: floor.peakRssMb, note: `${big} events shaped like a sync's, best of ${repeats}` },
       { section, name: `(b) sync ${k(big)}-row SQLite table → SQLite`, unit: 'rows/s', value: syncBig.rate, ratio: of(syncBig, floor), peakRssMb: syncBig.peakRssMb, note: 'target ≥ 0.7 of floor' },
       { section, name: `(c) sync ${k(small)}-row SQLite table → SQLite`, unit: 'rows/s', value: syncSmall.rate, ratio: of(syncSmall, floor), peakRssMb: syncSmall.peakRssMb, note: `RSS vs (b): memory flat as rows ×10` },
       // Rows read per second of the whole run; its time as a fraction of a full_sync of the same table is the point.
@@ -102,7 +103,7 @@ export const bench: BenchModule = {
     if (syncPg && pgFloor && pgSync) {
       rows.push(
         { section, name: `(d) sync ${k(big)}-row Postgres table → SQLite`, unit: 'rows/s', value: syncPg.rate, ratio: of(syncPg, floor), peakRssMb: syncPg.peakRssMb },
-        { section, name: '(e) floor: bare inserts, Postgres store', unit: 'events/s', value: pgFloor.rate, peakRssMb: pgFloor.peakRssMb },
+        { section, name: `(e) floor (${FLOOR_NAMES.postgres}), Postgres store`, unit: 'events/s', value: pgFloor.rate, peakRssMb: pgFloor.peakRssMb },
         { section, name: `(f) sync ${k(big)}-row SQLite table → Postgres`, unit: 'rows/s', value: pgSync.rate, ratio: of(pgSync, pgFloor), peakRssMb: pgSync.peakRssMb },
       );
     } else ctx.log('warehouse: Postgres not reachable, skipping its rows');
