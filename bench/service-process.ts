@@ -89,10 +89,11 @@ export async function startService(env: Record<string, string>, logFile: string)
   const port = await freePort();
   const out = fs.openSync(logFile, 'a');
   // BENCH_CPU_PROF_DIR: what `npm start` runs, under `node --cpu-prof` (not allowed in NODE_OPTIONS);
-  // each thread writes a V8 CPU profile there on exit (bench/profile-summary.ts reads them).
+  // each thread writes a V8 CPU profile there on exit (bench/profile-summary.ts reads them). The
+  // young-generation size is the one package.json's start script sets.
   const profDir = process.env.BENCH_CPU_PROF_DIR;
   const [command, argv] = profDir
-    ? ['node', ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--import', 'tsx', 'src/bin/all-in-one.ts']]
+    ? ['node', ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--max-semi-space-size=32', '--import', 'tsx', 'src/bin/all-in-one.ts']]
     : ['npm', ['start', '--silent']];
   const child = spawn(command, argv, {
     cwd: root,
