@@ -12,25 +12,12 @@ import { dropEventStore, migrateEventStore } from '../src/store/clickhouse/click
 import { eventLine } from '../src/store/clickhouse/clickhouse-rows.js';
 import { ClickHouseConnection } from '../src/store/clickhouse/clickhouse-connection.js';
 import { parseClickHouseUrl, withDatabase } from '../src/store/clickhouse/clickhouse-url.js';
-import type { EventRows } from '../src/store/event-rows.js';
 import type { EventStore, ReportQuery } from '../src/store/event-store.js';
 import { benchEventStore, openBenchStore } from './bench-store.js';
-import { benchRows } from './floors.js';
+import { benchRows, sliceRows } from './floors.js';
 
 export const BATCH = 2000;
 const DAY = 86_400_000;
-
-function slice(rows: EventRows, from: number, to: number): EventRows {
-  return {
-    event: rows.event.slice(from, to),
-    distinctId: rows.distinctId.slice(from, to),
-    time: rows.time.slice(from, to),
-    insertId: rows.insertId.slice(from, to),
-    properties: rows.properties.slice(from, to),
-    deviceId: rows.deviceId.slice(from, to),
-    links: [],
-  };
-}
 
 export interface RateResult {
   events: number;
@@ -108,7 +95,7 @@ async function load(o: OpenStore, args: ReportArgs): Promise<void> {
         rows.event.map((_, i) => eventLine(rows, i, { projectId: o.projectId, source: 'import', now, ver: 1, isNew: true })),
       );
     } else {
-      for (let i = 0; i < rows.event.length; i += BATCH) await o.store.writeBatch({ projectId: o.projectId, source: 'import', rows: slice(rows, i, i + BATCH), now });
+      for (let i = 0; i < rows.event.length; i += BATCH) await o.store.writeBatch({ projectId: o.projectId, source: 'import', rows: sliceRows(rows, i, i + BATCH), now });
     }
   }
   await bulk?.close();

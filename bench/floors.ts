@@ -71,21 +71,22 @@ export async function storeFloor(args: FloorArgs): Promise<FloorResult> {
   return floorOfChunks(args.kind, args.target, () => rowChunks(rows, FLOOR_CHUNK));
 }
 
+/** Events `from` to `to` of `rows` (no links: floors land event rows only). */
+export function sliceRows(rows: EventRows, from: number, to: number): EventRows {
+  return {
+    event: rows.event.slice(from, to),
+    distinctId: rows.distinctId.slice(from, to),
+    time: rows.time.slice(from, to),
+    insertId: rows.insertId.slice(from, to),
+    properties: rows.properties.slice(from, to),
+    deviceId: rows.deviceId.slice(from, to),
+    links: [],
+  };
+}
+
 /** Consecutive slices of `rows`, `size` events each (a floor's transactions / inserts). */
 export function* rowChunks(rows: EventRows, size: number): Generator<EventRows> {
-  const n = rows.event.length;
-  for (let from = 0; from < n; from += size) {
-    const to = Math.min(n, from + size);
-    yield {
-      event: rows.event.slice(from, to),
-      distinctId: rows.distinctId.slice(from, to),
-      time: rows.time.slice(from, to),
-      insertId: rows.insertId.slice(from, to),
-      properties: rows.properties.slice(from, to),
-      deviceId: rows.deviceId.slice(from, to),
-      links: [],
-    };
-  }
+  for (let from = 0; from < rows.event.length; from += size) yield sliceRows(rows, from, from + size);
 }
 
 /**
