@@ -13,8 +13,13 @@ import type { BatchType } from '../domain/batch-format.js';
 import { ingestEvents } from './events.ingest.js';
 import { applyGroupUpdates, applyProfileUpdates } from './profiles.ingest.js';
 
-/** Records per chunk (and so per transaction): the /import batch size. */
-export const BATCH_CHUNK_RECORDS = 2000;
+/**
+ * Records per chunk (and so per transaction and checkpoint). 10,000 rather than /import's 2,000:
+ * a job's one thread pays a commit and a checkpoint per chunk, and the larger chunk measured
+ * 8 % (SQLite) and 10 % (PostgreSQL) faster on a 200k-event file for ~10–70 MB more RSS; a
+ * crash redoes at most one chunk, still exactly once.
+ */
+export const BATCH_CHUNK_RECORDS = 10_000;
 const EXCERPT_CHARS = 300;
 
 export interface ChunkRun {

@@ -21,6 +21,7 @@ import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
 import { crossKinds, redisEnv, redisOverrides } from '../helpers/redis-kinds.js';
 import { body, gzip, ndjsonEvents, until } from '../helpers/job-platform.js';
 import { spawnBin, type Spawned } from '../helpers/spawn.js';
+import { BATCH_CHUNK_RECORDS } from '../../src/ingest/batch-import.chunk.js';
 
 const SIZES = { sqlite: { kill: 200_000, term: 40_000 }, postgres: { kill: 50_000, term: 30_000 } } as const;
 const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -98,7 +99,7 @@ describe.each(crossKinds(dbKinds()))('batch import crash safety on %s, queues on
     expect(atKill.status).toBe('running');
     expect(atKill.recordsDone).toBeLessThan(n);
     // Only whole chunks were committed, and every committed chunk is in the events table.
-    expect(atKill.recordsDone % 2000).toBe(0);
+    expect(atKill.recordsDone % BATCH_CHUNK_RECORDS).toBe(0);
     expect(await countEvents(t.db, project.id)).toBe(atKill.recordsDone);
 
     await startWorker();

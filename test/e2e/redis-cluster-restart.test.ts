@@ -28,10 +28,12 @@ import { createTestDb, type TestDb } from '../helpers/db.js';
 import { body, gzip, ndjsonEvents, startInProcessWorker, until, type InProcessWorker } from '../helpers/job-platform.js';
 import { startPrivateRedisCluster, type PrivateRedisCluster } from '../helpers/private-redis-cluster.js';
 import { CLOSED_REDIS_URL, TEST_REDIS_CLUSTER_NODES } from '../helpers/redis-kinds.js';
+import { BATCH_CHUNK_RECORDS } from '../../src/ingest/batch-import.chunk.js';
 import { EV_EVENTS_IMPORT, fillEventsTable, sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
 import { createSourceAndImport, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
 
-const N = 60_000;
+// Fifteen batch-import chunks: the master restarts after the first, well before the last.
+const N = 15 * BATCH_CHUNK_RECORDS;
 const SYNC_ROWS = 48_000;
 const SYNC_PARTITION_ROWS = 6_000;
 const MIGRATION_EVENTS = 40_000;
@@ -137,7 +139,7 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     });
     expect(res.status).toBe(202);
     const { results } = (await res.json()) as { results: { id: string; job_id: string } };
-    await until(async () => (await findBatchImport(t.db, results.id))!.recordsDone >= 8000, 60_000, 20);
+    await until(async () => (await findBatchImport(t.db, results.id))!.recordsDone >= BATCH_CHUNK_RECORDS, 60_000, 20);
 
     await restartPrefixMaster();
     const during = (await findBatchImport(t.db, results.id))!;
