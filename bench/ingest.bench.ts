@@ -49,8 +49,8 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number
   return [
     { section, name: `(a) floor (${FLOOR_NAMES[kind]})`, unit: 'events/s', value: a.rate, peakRssMb: a.peakRssMb, note: `${n} events, best of ${repeats}` },
     { section, name: '(b) write path (validate+store), 2000/batch', unit: 'events/s', value: b.rate, ratio: ratio(b.rate), peakRssMb: b.peakRssMb, note: `cpu ${b.cpu.toFixed(1)} µs/event` },
-    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients, 1 worker`, unit: 'events/s', value: c.rate, ratio: ratio(c.rate), peakRssMb: c.peakRssMb, note: `INGEST_WORKERS=1${kind === 'sqlite' ? ' (default)' : ''}; server cpu ${c.cpu.toFixed(1)} µs/event` },
-    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients, inline`, unit: 'events/s', value: inline.rate, ratio: ratio(inline.rate), peakRssMb: inline.peakRssMb, note: `INGEST_WORKERS=0${kind === 'postgres' ? ' (default)' : ''}; server cpu ${inline.cpu.toFixed(1)} µs/event` },
+    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients, 1 worker`, unit: 'events/s', value: c.rate, ratio: ratio(c.rate), peakRssMb: c.peakRssMb, note: `INGEST_WORKERS=1 (default); server cpu ${c.cpu.toFixed(1)} µs/event` },
+    { section, name: `(c) POST /import gzip 2000/batch, ${clients} clients, inline`, unit: 'events/s', value: inline.rate, ratio: ratio(inline.rate), peakRssMb: inline.peakRssMb, note: `INGEST_WORKERS=0; server cpu ${inline.cpu.toFixed(1)} µs/event` },
   ];
 }
 

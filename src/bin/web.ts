@@ -21,7 +21,7 @@ export async function startWeb(ctx: ProcessContext): Promise<{ port: number; pro
     ],
   });
   // The /import workers start before the first request, not inline during it (ingest-workers.ts).
-  await ingestWorkerPool(importWorkerCount(ctx.config, ctx.db, ctx.events)).warm();
+  await ingestWorkerPool(importWorkerCount(ctx.config, ctx.events)).warm();
   const server = await listen(app, ctx.config);
   ctx.lifecycle.register('http', server.close);
   ctx.log.info({ port: server.port, protocol: server.protocol }, 'web listening');

@@ -26,7 +26,7 @@ export function mountImport(app: Express, deps: AppDeps): void {
   const { config } = deps;
   const limiter = rateLimiterOf(deps);
   const limits = eventLimitsOf(config);
-  const pool = ingestWorkerPool(importWorkerCount(config, deps.db, deps.events));
+  const pool = ingestWorkerPool(importWorkerCount(config, deps.events));
   const payloadLimits = { maxBytes: config.IMPORT_MAX_BYTES, maxRecords: config.IMPORT_MAX_EVENTS };
 
   const legacy = async (req: Request, res: Response, project: Project, strict: boolean) => {
