@@ -46,8 +46,12 @@ export interface ImportResult {
   maxHeapMb: number;
 }
 
-/** Writes `n` generated events as NDJSON.gz, streaming (the parent never holds the file). */
-/** `n` events from the shared generator (ingest-data.ts, as the floors use), as NDJSON.gz. */
+const CHUNK = 5000;
+
+/**
+ * Writes `n` events from the shared generator (ingest-data.ts, as the floors use) as NDJSON.gz,
+ * streaming (the parent never holds the file).
+ */
 export async function writeEventsFile(file: string, n: number): Promise<number> {
   const gzip = zlib.createGzip({ level: 6 });
   const out = fs.createWriteStream(file);
@@ -60,8 +64,6 @@ export async function writeEventsFile(file: string, n: number): Promise<number> 
   await new Promise<void>((r) => out.once('close', () => r()));
   return fs.statSync(file).size;
 }
-
-const CHUNK = 5000;
 
 async function openDb(args: Pick<ImportArgs, 'kind' | 'target'>): Promise<{ db: Db; drop: () => Promise<void> }> {
   if (args.kind === 'sqlite') {

@@ -12,11 +12,10 @@ import { writeEventsFile, type ImportArgs, type ImportResult } from './batch-imp
 import { runIsolated } from './isolated.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 import { pgReachable } from './pg-reachable.js';
-import { FLOOR_NAMES, type FloorArgs, type FloorResult } from './floors.js';
+import { FLOOR_NAMES, measureFloor } from './floors.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CASES = path.join(here, 'batch-import-cases.ts');
-const FLOORS = path.join(here, 'floors.ts');
 const HEAP_CAP_MB = 80;
 
 function percentile(sorted: number[], p: number): number {
@@ -46,10 +45,8 @@ async function importRows(ctx: BenchContext, kind: 'sqlite' | 'postgres', sizes:
     ctx.log(`batch import ${kind}: ${n.toLocaleString('en-US')} events (${(bytes / 2 ** 20).toFixed(1)} MB gz)`);
     const { result, peakRssMb } = await importOnce(ctx, kind, n, file, 'bi');
     // The store's floor (floors.ts) on as many rows of the same generator, in this run.
-    const floorArgs: FloorArgs = { kind, n, target: kind === 'sqlite' ? path.join(ctx.tmpDir, `bi-floor-${n}.sqlite`) : ctx.pgUrl! };
-    const floor = (await runIsolated<FloorResult>(FLOORS, 'storeFloor', floorArgs)).result;
+    const floorRate = (await measureFloor(kind, n, kind === 'sqlite' ? path.join(ctx.tmpDir, `bi-floor-${n}.sqlite`) : ctx.pgUrl!)).rate;
     const rate = n / result.jobSeconds;
-    const floorRate = floor.events / floor.seconds;
     small ??= peakRssMb;
     const rss = n === sizes[0]!.n ? '' : `; RSS ${(peakRssMb / small).toFixed(2)}× of ${sizes[0]!.n.toLocaleString('en-US')}`;
     rows.push({

@@ -11,6 +11,7 @@
  */
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
@@ -21,6 +22,7 @@ import { emptyEventRows, type EventRows } from '../src/store/event-rows.js';
 import { openBenchStore } from './bench-store.js';
 import { scratchClickHouse } from './clickhouse-cases.js';
 import { generateEvents } from './ingest-data.js';
+import { runIsolated } from './isolated.js';
 
 export type StoreKind = 'sqlite' | 'postgres' | 'clickhouse';
 
@@ -64,6 +66,14 @@ export function benchRows(n: number, seed = 42, identity = false): EventRows {
     rows.deviceId.push(typeof rest.$device_id === 'string' && !rest.$user_id ? rest.$device_id : null);
   }
   return rows;
+}
+
+/** A bench's floor run in its own process (peak RSS its own), checked that every row landed. */
+export async function measureFloor(kind: StoreKind, n: number, target: string, identity = false): Promise<{ rate: number; peakRssMb: number }> {
+  const args: FloorArgs = { kind, n, target, identity };
+  const { result, peakRssMb } = await runIsolated<FloorResult>(fileURLToPath(import.meta.url), 'storeFloor', args);
+  if (result.stored !== n) throw new Error(`${kind} floor: stored ${result.stored} of ${n} events`);
+  return { rate: result.events / result.seconds, peakRssMb };
 }
 
 export async function storeFloor(args: FloorArgs): Promise<FloorResult> {
@@ -153,7 +163,7 @@ async function postgresFloor(serverUrl: string, chunks: () => Iterable<EventRows
     seconds += (performance.now() - t0) / 1000;
     events += rows.event.length;
   }
-  const stored = Number((await client.query('SELECT count(*) AS n FROM events').then((r) => r.rows[0].n)));
+  const stored = Number((await client.query('SELECT count(*) AS n FROM events')).rows[0].n);
   await client.end();
   await o.close();
   return { events, seconds, stored };

@@ -7,7 +7,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FLOOR_NAMES, type FloorArgs, type FloorResult } from './floors.js';
+import { FLOOR_NAMES, measureFloor } from './floors.js';
 import { runIsolated } from './isolated.js';
 import type { CaseArgs, CaseResult } from './ingest-cases.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
@@ -15,7 +15,6 @@ import { pgReachable } from './pg-reachable.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CASES = path.join(here, 'ingest-cases.ts');
-const FLOORS = path.join(here, 'floors.ts');
 
 async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number, clients: number, repeats: number): Promise<BenchRow[]> {
   let fileNo = 0;
@@ -32,9 +31,7 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number
   const best = (x: M | undefined, y: M) => (x && x.rate >= y.rate ? x : y);
   const floor = async (): Promise<M> => {
     ctx.log(`ingest ${kind}: (a) floor (${n.toLocaleString('en-US')} events)`);
-    const { result, peakRssMb } = await runIsolated<FloorResult>(FLOORS, 'storeFloor', { kind, n, target: target() } satisfies FloorArgs);
-    if (result.stored !== n) throw new Error(`floor: stored ${result.stored} of ${n} events`);
-    return { rate: result.events / result.seconds, peakRssMb, cpu: NaN };
+    return { ...(await measureFloor(kind, n, target())), cpu: NaN };
   };
   let a: M | undefined, b: M | undefined, c: M | undefined, inline: M | undefined;
   for (let r = 0; r < repeats; r++) {

@@ -7,16 +7,11 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { clickhouseReachable } from './clickhouse-reachable.js';
-import { FLOOR_NAMES, type FloorArgs, type FloorResult, type StoreKind } from './floors.js';
-import { runIsolated } from './isolated.js';
+import { FLOOR_NAMES, measureFloor, type StoreKind } from './floors.js';
 import { pgReachable } from './pg-reachable.js';
 import { serviceImport, type ServiceArgs } from './service-cases.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const FLOORS = path.join(here, 'floors.ts');
 
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -29,14 +24,6 @@ export function machineNote(): string {
     .loadavg()
     .map((l) => l.toFixed(1))
     .join(' ')}`;
-}
-
-/** The store's floor, in its own process (peak RSS its own); checks every row landed. */
-export async function measureFloor(ctx: BenchContext, kind: StoreKind, n: number, target: string, identity = false): Promise<{ rate: number; peakRssMb: number }> {
-  const args: FloorArgs = { kind, n, target, identity };
-  const { result, peakRssMb } = await runIsolated<FloorResult>(FLOORS, 'storeFloor', args);
-  if (result.stored !== n) throw new Error(`${kind} floor: stored ${result.stored} of ${n} events`);
-  return { rate: result.events / result.seconds, peakRssMb };
 }
 
 export function floorTarget(ctx: BenchContext, kind: StoreKind, tag: string): string {
@@ -52,7 +39,7 @@ async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats:
   const rss: number[] = [];
   for (let r = 0; r < repeats; r++) {
     ctx.log(`service ${kind}: run ${r + 1}/${repeats}: floor (${n.toLocaleString('en-US')} events)`);
-    const floor = await measureFloor(ctx, kind, n, floorTarget(ctx, kind, 'service'));
+    const floor = await measureFloor(kind, n, floorTarget(ctx, kind, 'service'));
     ctx.log(`service ${kind}: run ${r + 1}/${repeats}: npm start + POST /import`);
     const args: ServiceArgs = { kind, n, tmpDir: ctx.tmpDir, pgUrl: ctx.pgUrl, clickhouseUrl: ctx.clickhouseUrl, redisUrl: ctx.redisUrl, clients: 4 };
     const res = await serviceImport(args);
@@ -124,7 +111,6 @@ async function identityRows(ctx: BenchContext, kind: StoreKind, n: number, repea
   }
   return rows;
 }
-
 
 export const bench: BenchModule = {
   title: 'the service from outside: POST /import vs each store floor',

@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSnowflakeFixture } from '../test/snowflake-standin/standin-fixture.js';
-import { FLOOR_NAMES, type FloorArgs, type FloorResult } from './floors.js';
+import { FLOOR_NAMES, measureFloor } from './floors.js';
 import { runIsolated } from './isolated.js';
 import type { SnowflakeCaseArgs, SnowflakeCaseResult } from './snowflake-sync-cases.js';
 import type { BenchModule, BenchRow } from './types.js';
@@ -35,8 +35,8 @@ export const bench: BenchModule = {
       const args: SnowflakeCaseArgs = { rows, sourceConfig: fx.sourceConfig(), serverConfig: fx.serverConfig, table: 'bench_events' };
 
       ctx.log(`snowflake: (a) floor, ${rows} events`);
-      const floor = await runIsolated<FloorResult>(path.join(here, 'floors.ts'), 'storeFloor', { kind: 'sqlite', n: rows, target: path.join(ctx.tmpDir, 'sf-floor.sqlite') } satisfies FloorArgs);
-      const floorRate = floor.result.events / floor.result.seconds;
+      const floor = await measureFloor('sqlite', rows, path.join(ctx.tmpDir, 'sf-floor.sqlite'));
+      const floorRate = floor.rate;
 
       ctx.log(`snowflake: (b) read through snowflake-sdk, ${rows} rows`);
       const read = await runIsolated<SnowflakeCaseResult>(CASES, 'readOnly', args);
