@@ -13,7 +13,7 @@ import { createServiceAccount } from '../src/accounts/accounts.service.js';
 import { benchEventStore, countEvents } from './bench-store.js';
 import { createApp } from '../src/http/app.js';
 import { createEventStore } from '../src/store/create-event-store.js';
-import { ingestWorkerPool } from '../src/http/ingest-workers.js';
+import { ingestWorkerPool } from '../src/ingest/ingest-workers.js';
 import { listen } from '../src/http/server.js';
 import { ingestEvents } from '../src/ingest/events.ingest.js';
 import { silentLogger } from '../src/lib/logger.js';

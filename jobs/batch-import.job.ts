@@ -1,6 +1,7 @@
 /**
- * The batch-import handler: streams the uploaded file from the checkpoint on, in chunks of 2000
- * records, each committed with its checkpoint (src/ingest/batch-import.chunk.ts). On shutdown it
+ * The batch-import handler: streams the uploaded file from the checkpoint on, in chunks of
+ * BATCH_CHUNK_RECORDS records, each prepared while the one before commits (batch-import.chunks.ts)
+ * and committed with its checkpoint (src/ingest/batch-import.chunk.ts). On shutdown it
  * stops between chunks and puts the run back to `queued`; any later attempt resumes where the
  * last committed chunk ended, so a crash, a deploy or a Redis loss never doubles or loses data.
  */
@@ -12,11 +13,11 @@ import {
   startBatchImport,
   type BatchImport,
 } from '../src/db/batch-imports.repo.js';
-import { recordFromCsv, recordFromJson } from '../src/domain/batch-record.js';
-import { BATCH_CHUNK_RECORDS, commitChunk, excerpt, type PendingChunk } from '../src/ingest/batch-import.chunk.js';
+import { commitChunk, type ReadyChunk } from '../src/ingest/batch-import.chunk.js';
 import { BatchFileError, readUnits } from '../src/ingest/batch-file.reader.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
 import { isFinalAttempt } from '../src/runs/failure.js';
+import { ChunkPipeline, chunkPreparer } from './batch-import.chunks.js';
 import { enqueueBatchFlow, isPartitioned, planBatchPartitions } from './batch-import.partition.js';
 import type { JobContext, JobHandler } from './types.js';
 
@@ -86,52 +87,35 @@ async function importFile(run: BatchImport, ctx: JobContext): Promise<BatchImpor
 
   let position = 0;
   let chunks = 0;
-  let chunk: PendingChunk = { from: done, units: 0, records: [], positions: [], unparsable: [] };
-
-  const flush = async (): Promise<'ok' | 'interrupted' | 'superseded'> => {
+  const commit = async (chunk: ReadyChunk): Promise<'interrupted' | 'superseded' | undefined> => {
     if (ctx.signal.aborted) return 'interrupted';
     const result = await commitChunk(ctx.db, ctx.events, run, chunk, Date.now());
     if (!result.committed) return 'superseded';
     done = chunk.from + chunk.units;
     chunks += 1;
-    chunk = { from: done, units: 0, records: [], positions: [], unparsable: [] };
     await ctx.progress({ percent: percentOf(done, total), records_done: done, records_total: total });
     if (chunks % LOG_EVERY_CHUNKS === 0) {
       const now = await findBatchImport(ctx.db, run.id);
       await ctx.logLine(`${done}/${total} records: ${now?.imported ?? '?'} imported, ${now?.deduplicated ?? '?'} duplicates, ${now?.rejected ?? '?'} rejected`);
     }
-    return 'ok';
+    return undefined;
   };
-
-  const take = (outcome: ReturnType<typeof recordFromJson>, raw: () => string) => {
-    if (outcome.ok) {
-      chunk.records.push(outcome.record);
-      chunk.positions.push(position);
-    } else chunk.unparsable.push({ index: position, message: outcome.message, record: excerpt(raw()) });
-    chunk.units += 1;
-  };
+  const pipeline = new ChunkPipeline(done, await chunkPreparer(run, ctx), commit);
 
   for await (const batch of readUnits(run.filePath, run.format)) {
     const count = batch.kind === 'csv' ? batch.rows.length : batch.units.length;
     for (let i = 0; i < count; i++, position++) {
       if (position < done) continue; // committed by an earlier attempt
-      if (batch.kind === 'csv') {
-        const row = batch.rows[i]!;
-        take(recordFromCsv(run.type, batch.header, row), () => row.join(','));
-      } else {
-        const unit = batch.units[i]!;
-        take(recordFromJson(unit), () => unit.toString('utf8', 0, 400));
-      }
-      if (chunk.units >= BATCH_CHUNK_RECORDS) {
-        const step = await flush();
-        if (step !== 'ok') return stop(step, run, ctx, done);
+      if (batch.kind === 'csv') pipeline.addCsv(batch.header, batch.rows[i]!);
+      else pipeline.addJson(batch.units[i]!);
+      if (pipeline.full) {
+        const step = await pipeline.cut();
+        if (step) return stop(step, run, ctx, done);
       }
     }
   }
-  if (chunk.units > 0) {
-    const step = await flush();
-    if (step !== 'ok') return stop(step, run, ctx, done);
-  }
+  const step = await pipeline.finish();
+  if (step) return stop(step, run, ctx, done);
   if (ctx.signal.aborted) return stop('interrupted', run, ctx, done);
   // The counts are final: only the holder of the checkpoint can still change them, and that is us.
   const final = await findBatchImport(ctx.db, run.id);

@@ -26,14 +26,14 @@ import {
   startPartition,
   type PartitionKey,
 } from '../src/db/run-partitions.repo.js';
-import { recordFromJson } from '../src/domain/batch-record.js';
-import { BATCH_CHUNK_RECORDS, commitChunk, excerpt, type ChunkClaim, type PendingChunk } from '../src/ingest/batch-import.chunk.js';
+import { commitChunk, type ChunkClaim, type ReadyChunk } from '../src/ingest/batch-import.chunk.js';
 import { fileIsGzipped, planNdjsonRanges, readNdjsonRange, type NdjsonRange } from '../src/ingest/batch-file.reader.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
 import { batchImportFinishJobId, batchImportPartJobId } from '../src/queue/job-ids.js';
 import { batchImportLabel } from '../src/queue/job-labels.js';
 import { classifyError, isFinalAttempt } from '../src/runs/failure.js';
 import { flowProgress, partitionLabel, workerId } from '../src/runs/partitions.js';
+import { ChunkPipeline, chunkPreparer } from './batch-import.chunks.js';
 import type { JobContext } from './types.js';
 
 const KIND = 'batch-import' as const;
@@ -101,30 +101,24 @@ export async function runBatchPartition({ importId, part }: { importId: string; 
   const claim = partitionClaim(key, attempt, () => done);
   try {
     let position = p.range.firstUnit;
-    let chunk: PendingChunk = { from: position, units: 0, records: [], positions: [], unparsable: [] };
-    const flush = async (): Promise<boolean> => {
-      if (ctx.signal.aborted) return false;
+    const commit = async (chunk: ReadyChunk): Promise<'interrupted' | undefined> => {
+      if (ctx.signal.aborted) return 'interrupted';
       const result = await commitChunk(ctx.db, ctx.events, run, chunk, Date.now(), claim);
       if (!result.committed) throw new Superseded();
       done += chunk.units;
-      chunk = { from: p.range.firstUnit + done, units: 0, records: [], positions: [], unparsable: [] };
       await ctx.progress({ percent: Math.min(100, Math.floor((done / Math.max(1, ctx.config.SYNC_PARTITION_ROWS)) * 100)), records_done: done, partition: p.idx + 1, partitions: p.total });
       if (ctx.parentProgress) await ctx.parentProgress(await runProgress(ctx, importId));
-      return true;
+      return undefined;
     };
+    const pipeline = new ChunkPipeline(p.range.firstUnit + done, await chunkPreparer(run, ctx), commit);
     for await (const units of readNdjsonRange(run.filePath, p.range.start, p.range.end)) {
       for (const unit of units) {
         if (position++ < p.range.firstUnit + done) continue; // committed by an earlier lease
-        const outcome = recordFromJson(unit);
-        if (outcome.ok) {
-          chunk.records.push(outcome.record);
-          chunk.positions.push(position - 1);
-        } else chunk.unparsable.push({ index: position - 1, message: outcome.message, record: excerpt(unit.toString('utf8', 0, 400)) });
-        chunk.units += 1;
-        if (chunk.units >= BATCH_CHUNK_RECORDS && !(await flush())) return interrupted(ctx, key, attempt, label, done);
+        pipeline.addJson(unit);
+        if (pipeline.full && (await pipeline.cut())) return interrupted(ctx, key, attempt, label, done);
       }
     }
-    if (chunk.units > 0 && !(await flush())) return interrupted(ctx, key, attempt, label, done);
+    if (await pipeline.finish()) return interrupted(ctx, key, attempt, label, done);
     const succeeded = await ctx.db.transaction(async (trx) => {
       if (!(await finishPartition(trx, key, attempt, 'done', { error: null, now: Date.now() }))) throw new Superseded();
       return finishIfComplete(trx, importId);

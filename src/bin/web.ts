@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { createApp } from '../http/app.js';
-import { importWorkerCount, ingestWorkerPool } from '../http/ingest-workers.js';
+import { importWorkerCount, ingestWorkerPool } from '../ingest/ingest-workers.js';
 import { listen } from '../http/server.js';
 import { createProcessContext, runMain, type ProcessContext } from './context.js';
 import { installSignalHandlers } from '../lib/lifecycle.js';

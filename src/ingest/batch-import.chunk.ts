@@ -4,13 +4,13 @@
  * by compare-and-set, and the counts and rejection sample are added. A crash before the commit
  * loses the whole chunk (it is read again on resume); after it, nothing of it is read again.
  */
-import { findProjectById } from '../db/accounts.repo.js';
 import type { EventStore } from '../store/event-store.js';
 import { claimChunk, recordChunk, type RejectedSample } from '../db/batch-imports.repo.js';
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
 import type { BatchType } from '../domain/batch-format.js';
-import { ingestEvents } from './events.ingest.js';
+import { storeEventRows } from './events.ingest.js';
+import { excerpt, type ChunkSpan, type ParsedChunk, type PreparedEventChunk } from './batch-chunk.js';
 import { applyGroupUpdates, applyProfileUpdates } from './profiles.ingest.js';
 
 /**
@@ -20,7 +20,6 @@ import { applyGroupUpdates, applyProfileUpdates } from './profiles.ingest.js';
  * crash redoes at most one chunk, still exactly once.
  */
 export const BATCH_CHUNK_RECORDS = 10_000;
-const EXCERPT_CHARS = 300;
 
 export interface ChunkRun {
   id: string;
@@ -29,62 +28,37 @@ export interface ChunkRun {
   strict: boolean;
 }
 
-export interface PendingChunk {
-  /** Checkpoint before the chunk: units of the file consumed so far. */
-  from: number;
-  /** Units the chunk covers, parsed or not (the checkpoint moves by this much). */
-  units: number;
-  /** Parsed records, with their 0-based position in the file. */
-  records: unknown[];
-  positions: number[];
-  /** Units that could not even be parsed. */
-  unparsable: RejectedSample[];
-}
+/** A chunk ready to commit: events prepared into rows, or profile updates parsed into records. */
+export type ReadyChunk = PreparedEventChunk | ParsedChunk;
 
 export type ChunkResult =
   | { committed: true; imported: number; deduplicated: number; rejected: number }
   | { committed: false };
-
-export function excerpt(record: unknown): string {
-  const text = typeof record === 'string' ? record : JSON.stringify(record) ?? String(record);
-  return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
-}
 
 /**
  * How a chunk takes its place: by default the run's checkpoint moves from `from` to `from + units`
  * (compare-and-set); a partition of a large import claims its own checkpoint instead. Called
  * first in the chunk's transaction; false rolls the chunk back.
  */
-export type ChunkClaim = (trx: Knex.Transaction, chunk: PendingChunk, now: number) => Promise<boolean>;
+export type ChunkClaim = (trx: Knex.Transaction, chunk: ChunkSpan, now: number) => Promise<boolean>;
 
 const runClaim =
   (runId: string): ChunkClaim =>
   (trx, chunk, now) =>
     claimChunk(trx, runId, chunk.from, chunk.from + chunk.units, now);
 
-export async function commitChunk(db: Db, events: EventStore, run: ChunkRun, chunk: PendingChunk, now: number, claim: ChunkClaim = runClaim(run.id)): Promise<ChunkResult> {
+export async function commitChunk(db: Db, events: EventStore, run: ChunkRun, chunk: ReadyChunk, now: number, claim: ChunkClaim = runClaim(run.id)): Promise<ChunkResult> {
   return db.transaction(async (trx) => {
     if (!(await claim(trx, chunk, now))) return { committed: false };
-    const sample: RejectedSample[] = [...chunk.unparsable];
+    let sample: RejectedSample[];
     let imported = 0;
     let deduplicated = 0;
-    if (chunk.records.length > 0) {
-      if (run.type === 'events') {
-        // The project's ID merge system decides distinct ids and links (domain/identity.ts).
-        const idMerge = (await findProjectById(trx, run.projectId))?.idMerge;
-        const r = await ingestEvents(events, run.projectId, 'batch-import', chunk.records, {
-          within: trx,
-          strict: run.strict,
-          idMerge,
-          now,
-          stamp: { $import: true, $batch_import_id: run.id },
-        });
-        imported = r.imported;
-        deduplicated = r.deduplicated;
-        for (const rej of r.rejected) {
-          sample.push({ index: chunk.positions[rej.index]!, field: rej.field, message: rej.message, record: excerpt(chunk.records[rej.index]) });
-        }
-      } else {
+    if ('rows' in chunk) {
+      sample = chunk.rejected;
+      if (chunk.rows.event.length > 0) ({ imported, deduplicated } = await storeEventRows(events, run.projectId, 'batch-import', chunk.rows, now, trx));
+    } else {
+      sample = [...chunk.unparsable];
+      if (chunk.records.length > 0) {
         const apply = run.type === 'people' ? applyProfileUpdates : applyGroupUpdates;
         const r = await apply(trx, run.projectId, chunk.records, { now });
         imported = r.applied;
@@ -92,9 +66,9 @@ export async function commitChunk(db: Db, events: EventStore, run: ChunkRun, chu
         for (const rej of r.rejected) {
           sample.push({ index: chunk.positions[rej.index]!, message: rej.message, record: excerpt(chunk.records[rej.index]) });
         }
+        sample.sort((a, b) => a.index - b.index);
       }
     }
-    sample.sort((a, b) => a.index - b.index);
     await recordChunk(trx, run.id, { imported, deduplicated, rejected: sample.length, sample });
     return { committed: true, imported, deduplicated, rejected: sample.length };
   });

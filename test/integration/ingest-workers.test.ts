@@ -1,13 +1,14 @@
 /**
- * The ingest worker pool: batches prepared on a worker thread equal those prepared inline, errors
+ * The ingest worker pool: batches (and batch-import chunks) prepared on a worker thread equal those prepared inline, errors
  * keep their status across the thread boundary, a dying worker's batch is finished inline, and
  * /import through the pool stores exactly what the inline path stores.
  */
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countEvents, pageEvents } from '../helpers/events.js';
-import { IngestWorkerPool, ingestWorkerPool } from '../../src/http/ingest-workers.js';
+import { IngestWorkerPool, ingestWorkerPool } from '../../src/ingest/ingest-workers.js';
 import { prepareEventBatch, type PrepareInput } from '../../src/ingest/events-prepare.js';
+import { prepareEventChunk, RawChunkBuilder, type EventChunkInput } from '../../src/ingest/batch-chunk.js';
 import { DEFAULT_EVENT_LIMITS } from '../../src/domain/event-record.js';
 import { seedProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -51,6 +52,30 @@ describe('IngestWorkerPool', () => {
     await expect(pool.prepare(input(Buffer.from('[{'), { gzip: false }))).rejects.toMatchObject({ status: 400 });
     const nd = Buffer.from(records.slice(0, 3).map((r) => JSON.stringify(r)).join('\n'));
     expect((await pool.prepare(input(nd, { gzip: false, ndjson: true }))).rows.insertId).toHaveLength(3);
+  });
+
+  it('prepares batch-import chunks on a worker exactly as inline: rows, stamps and rejections at their file positions', async () => {
+    expect(await pool.warm()).toBe(true);
+    const lines = records.map((r) => JSON.stringify(r));
+    lines.splice(7, 0, '{"event": "cut off", "prop');
+    // Units start at file position 5000: a resumed run's chunk.
+    const builder = new RawChunkBuilder(5000);
+    for (const line of lines) builder.addJson(Buffer.from(line));
+    const raw = builder.take();
+    expect(raw).toMatchObject({ kind: 'json', from: 5000, units: 302 });
+    const chunkInput: EventChunkInput = { raw, validate: { strict: true, now: NOW, stamp: { $import: true } } };
+    const viaWorker = await pool.prepareChunk(chunkInput);
+    expect(viaWorker).toEqual(prepareEventChunk(chunkInput));
+    expect(viaWorker).toMatchObject({ from: 5000, units: 302 });
+    expect(viaWorker.rows.event).toHaveLength(300);
+    expect(JSON.parse(viaWorker.rows.properties[0]!)).toMatchObject({ $import: true, n: 0 });
+    expect(viaWorker.rejected).toEqual([
+      { index: 5007, message: expect.stringContaining('not valid JSON'), record: '{"event": "cut off", "prop' },
+      { index: 5301, field: 'event', message: expect.any(String), record: expect.stringContaining('"bad"') },
+    ]);
+    // The builder starts the next chunk where this one ended.
+    builder.addJson(Buffer.from(lines[0]!));
+    expect(builder.take()).toMatchObject({ from: 5302, units: 1 });
   });
 
   it("finishes a dying worker's batches inline, and close() too", async () => {

@@ -16,7 +16,7 @@ import type { AppDeps } from '../deps.js';
 import { writeAccess } from '../ingest-auth.js';
 import { bodyKindOf, isLegacyRequest, markLegacy, readIngestPayload } from '../ingest-payload.js';
 import { sendIngestAnswer } from '../ingest-response.js';
-import { importWorkerCount, ingestWorkerPool } from '../ingest-workers.js';
+import { importWorkerCount, ingestWorkerPool } from '../../ingest/ingest-workers.js';
 import { rateLimiterOf } from '../rate-limit.js';
 import { readSentBody } from '../request-body.js';
 import { surface } from '../surface.js';

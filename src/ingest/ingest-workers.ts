@@ -1,15 +1,18 @@
 /**
  * A small worker-thread pool for the CPU half of /import (inflate, parse, validate, serialise),
- * so the web process's own thread stays free for HTTP and the single SQLite writer. Measured in
- * bench/ingest.bench.ts; INGEST_WORKERS=0 turns it off.
+ * so the web process's own thread stays free for HTTP and the single SQLite writer; batch-import
+ * jobs prepare their next chunk on it while the current one commits. Measured in
+ * bench/ingest.bench.ts and bench/batch-import.bench.ts; INGEST_WORKERS=0 turns it off.
  *
  * Workers start on first use; until one is ready, and whenever one dies mid-task, the batch is
  * prepared inline instead — the pool only ever makes requests faster, never fails them. Workers
  * are unref'd and stop after a minute idle, so tests and CLIs are never held open by them.
  */
 import type { Worker } from 'node:worker_threads';
-import { prepareEventBatch, type PrepareInput, type PreparedBatch } from '../ingest/events-prepare.js';
+import type { PrepareInput, PreparedBatch } from './events-prepare.js';
+import type { EventChunkInput, PreparedEventChunk } from './batch-chunk.js';
 import { ValidationError } from '../lib/errors.js';
+import { prepareTask, type TaskInput, type TaskResult } from './ingest-tasks.js';
 import type { EventStore } from '../store/event-store.js';
 import { fromPostedRows, type PostedEventRows } from '../store/event-rows.js';
 import { startModuleWorker } from '../lib/worker-thread.js';
@@ -18,8 +21,8 @@ const IDLE_MS = 60_000;
 
 interface Task {
   id: number;
-  input: PrepareInput;
-  resolve: (r: PreparedBatch) => void;
+  task: TaskInput;
+  resolve: (r: PreparedBatch | PreparedEventChunk) => void;
   reject: (e: unknown) => void;
 }
 
@@ -30,18 +33,21 @@ interface Slot {
   inflight: Map<number, Task>;
 }
 
+/** A result as it crosses the thread boundary (rows in their posted form). */
+type Posted<T extends { rows: unknown }> = Omit<T, 'rows'> & { rows: PostedEventRows };
+
 type Reply =
   | { ready: true }
-  | { id: number; ok: true; result: Omit<PreparedBatch, 'rows'> & { rows: PostedEventRows } }
+  | { id: number; ok: true; result: Posted<PreparedBatch> | Posted<PreparedEventChunk> }
   | { id: number; ok: false; error: { status: number; message: string; details?: Record<string, unknown> } };
 
 function spawnWorker(): Worker {
   return startModuleWorker(import.meta.url, 'ingest-worker');
 }
 
-function runInline(input: PrepareInput): Promise<PreparedBatch> {
+function runInline(task: TaskInput): Promise<PreparedBatch | PreparedEventChunk> {
   try {
-    return Promise.resolve(prepareEventBatch(input));
+    return Promise.resolve(prepareTask(task));
   } catch (err) {
     return Promise.reject(err);
   }
@@ -68,17 +74,30 @@ export class IngestWorkerPool {
    * idle until that insert ends.
    */
   prepare(input: PrepareInput): Promise<PreparedBatch> {
-    if (this.size <= 0) return runInline(input);
+    return this.run({ kind: 'import', input });
+  }
+
+  /** A batch-import chunk of events: parsed, validated and serialised (src/ingest/batch-chunk.ts). */
+  prepareChunk(input: EventChunkInput): Promise<PreparedEventChunk> {
+    return this.run({ kind: 'chunk', input });
+  }
+
+  private run<K extends TaskInput['kind']>(task: Extract<TaskInput, { kind: K }>): Promise<TaskResult[K]> {
+    return this.post(task) as Promise<TaskResult[K]>;
+  }
+
+  private post(task: TaskInput): Promise<PreparedBatch | PreparedEventChunk> {
+    if (this.size <= 0) return runInline(task);
     this.cancelIdle();
     if (this.slots.length < this.size) this.start();
     let slot: Slot | undefined;
     for (const s of this.slots) if (s.ready && (!slot || s.inflight.size < slot.inflight.size)) slot = s;
-    if (!slot) return runInline(input);
+    if (!slot) return runInline(task);
     const target = slot;
-    return new Promise<PreparedBatch>((resolve, reject) => {
-      const task: Task = { id: this.nextId++, input, resolve, reject };
-      target.inflight.set(task.id, task);
-      target.worker.postMessage({ id: task.id, input });
+    return new Promise((resolve, reject) => {
+      const t: Task = { id: this.nextId++, task, resolve, reject };
+      target.inflight.set(t.id, t);
+      target.worker.postMessage({ id: t.id, task });
     });
   }
 
@@ -137,8 +156,8 @@ export class IngestWorkerPool {
     slot.inflight.clear();
   }
 
-  private finishInline(task: Task): void {
-    runInline(task.input).then(task.resolve, task.reject);
+  private finishInline(t: Task): void {
+    runInline(t.task).then(t.resolve, t.reject);
   }
 
   private idleCheck(): void {

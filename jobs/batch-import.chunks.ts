@@ -1,0 +1,83 @@
+/**
+ * The chunk pipeline both batch-import jobs (whole file, byte-range partition) run: units read
+ * from the file are cut into chunks of BATCH_CHUNK_RECORDS; each chunk is prepared — events
+ * parsed, validated and serialised on the ingest pool's worker thread, profile records parsed
+ * inline — while the chunk before it commits, and chunks commit strictly in file order, each with
+ * its checkpoint. At most PREPARED_AHEAD chunks wait beyond the one committing, so memory is
+ * bounded whatever the file's size; a prepared chunk counts for nothing until its commit, so a
+ * crash still redoes exactly the chunks not committed.
+ */
+import { findProjectById } from '../src/db/accounts.repo.js';
+import { importWorkerCount, ingestWorkerPool } from '../src/ingest/ingest-workers.js';
+import { parseChunk, RawChunkBuilder, type RawChunk } from '../src/ingest/batch-chunk.js';
+import { BATCH_CHUNK_RECORDS, type ChunkRun, type ReadyChunk } from '../src/ingest/batch-import.chunk.js';
+import type { JobContext } from './types.js';
+
+/**
+ * Chunks prepared ahead of the one committing: two keep the worker busy while the job's thread
+ * commits and reads the file (one left it idle during the reads).
+ */
+const PREPARED_AHEAD = 2;
+
+/** How a chunk gets ready: the project's ID merge mode is read once, when the run starts. */
+export async function chunkPreparer(run: ChunkRun, ctx: JobContext): Promise<(raw: RawChunk) => Promise<ReadyChunk>> {
+  if (run.type !== 'events') return async (raw) => parseChunk(raw, run.type);
+  const idMerge = (await findProjectById(ctx.db, run.projectId))?.idMerge;
+  const pool = ingestWorkerPool(importWorkerCount(ctx.config, ctx.events));
+  const stamp = { $import: true, $batch_import_id: run.id };
+  return (raw) => pool.prepareChunk({ raw, validate: { strict: run.strict, idMerge, stamp, now: Date.now() }, encoding: ctx.events.rowEncoding });
+}
+
+/** `commit` answers undefined to go on, or why the run stops (the pipeline then stops too). */
+export class ChunkPipeline<Stop> {
+  private readonly builder: RawChunkBuilder;
+  private readonly ahead: Promise<ReadyChunk>[] = [];
+
+  constructor(
+    from: number,
+    private readonly prepare: (raw: RawChunk) => Promise<ReadyChunk>,
+    private readonly commit: (chunk: ReadyChunk) => Promise<Stop | undefined>,
+  ) {
+    this.builder = new RawChunkBuilder(from);
+  }
+
+  addJson(unit: Buffer): void {
+    this.builder.addJson(unit);
+  }
+
+  addCsv(header: string[], row: string[]): void {
+    this.builder.addCsv(header, row);
+  }
+
+  /** Whether a chunk's worth of units is collected: time to `cut()`. */
+  get full(): boolean {
+    return this.builder.units >= BATCH_CHUNK_RECORDS;
+  }
+
+  /** Sends the collected units to be prepared, then commits until PREPARED_AHEAD are left waiting. */
+  cut(): Promise<Stop | undefined> {
+    this.submit();
+    return this.commitWhile(PREPARED_AHEAD);
+  }
+
+  /** Cuts what is left and commits every chunk still waiting. */
+  async finish(): Promise<Stop | undefined> {
+    if (this.builder.units > 0) this.submit();
+    return this.commitWhile(0);
+  }
+
+  private submit(): void {
+    const ready = this.prepare(this.builder.take());
+    // A run that stops leaves chunks prepared ahead unawaited: their failure is not the run's.
+    ready.catch(() => {});
+    this.ahead.push(ready);
+  }
+
+  private async commitWhile(waiting: number): Promise<Stop | undefined> {
+    while (this.ahead.length > waiting) {
+      const stop = await this.commit(await this.ahead.shift()!);
+      if (stop !== undefined) return stop;
+    }
+    return undefined;
+  }
+}
