@@ -60,8 +60,11 @@ function limitBytes(max: number): Transform {
 
 /** The decompressed byte stream of the file. */
 function openBytes(path: string, options: ReadOptions): Readable {
+  // Sniff first: a file gone meanwhile (another attempt finished the run and deleted it) then
+  // throws here, not from a stream already opened with nobody listening for its error.
+  const gzipped = fileIsGzipped(path);
   let stream: Readable = fs.createReadStream(path, { highWaterMark: options.highWaterMark ?? 1 << 20 });
-  if (fileIsGzipped(path)) {
+  if (gzipped) {
     const gunzip = zlib.createGunzip({ chunkSize: 1 << 16 });
     stream.on('error', (err) => gunzip.destroy(err));
     stream = stream.pipe(gunzip);
