@@ -14,10 +14,10 @@ import { BATCH_CHUNK_RECORDS, type ChunkRun, type ReadyChunk } from '../src/inge
 import type { JobContext } from './types.js';
 
 /**
- * Chunks prepared ahead of the one committing: two keep the worker busy while the job's thread
- * commits and reads the file (one left it idle during the reads).
+ * Chunks prepared ahead of the one committing. One is enough: two measured no faster (3
+ * alternating pairs, 200k events, SQLite and PostgreSQL) for ~30 MB more RSS.
  */
-const PREPARED_AHEAD = 2;
+const PREPARED_AHEAD = 1;
 
 /** How a chunk gets ready: the project's ID merge mode is read once, when the run starts. */
 export async function chunkPreparer(run: ChunkRun, ctx: JobContext): Promise<(raw: RawChunk) => Promise<ReadyChunk>> {
