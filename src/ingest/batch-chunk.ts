@@ -119,13 +119,20 @@ export interface EventChunkInput {
   encoding?: RowEncoding;
 }
 
+/**
+ * Every unit of the chunk refused, by file position: the unparsable ones, and the records the
+ * write path rejected (`index` into `parsed.records`).
+ */
+export function rejectedSamples(parsed: ParsedChunk, rejected: readonly { index: number; field?: string; message: string }[]): RejectedSample[] {
+  const sample = parsed.unparsable.concat(
+    rejected.map((r) => ({ index: parsed.positions[r.index]!, field: r.field, message: r.message, record: excerpt(parsed.records[r.index]) })),
+  );
+  return sample.sort((a, b) => a.index - b.index);
+}
+
 /** Parse, validate and serialise an events chunk: everything but the write. */
 export function prepareEventChunk({ raw, validate, encoding }: EventChunkInput): PreparedEventChunk {
   const parsed = parseChunk(raw, 'events');
   const { events, rejected } = validateEvents(parsed.records, validate);
-  const sample = parsed.unparsable.concat(
-    rejected.map((r) => ({ index: parsed.positions[r.index]!, field: r.field, message: r.message, record: excerpt(parsed.records[r.index]) })),
-  );
-  sample.sort((a, b) => a.index - b.index);
-  return { from: raw.from, units: raw.units, rows: toEventRows(events, encoding && ROW_ENCODERS[encoding]), rejected: sample };
+  return { from: raw.from, units: raw.units, rows: toEventRows(events, encoding && ROW_ENCODERS[encoding]), rejected: rejectedSamples(parsed, rejected) };
 }

@@ -5,12 +5,12 @@
  * loses the whole chunk (it is read again on resume); after it, nothing of it is read again.
  */
 import type { EventStore } from '../store/event-store.js';
-import { claimChunk, recordChunk, type RejectedSample } from '../db/batch-imports.repo.js';
+import { claimChunk, recordChunk } from '../db/batch-imports.repo.js';
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
 import type { BatchType } from '../domain/batch-format.js';
 import { storeEventRows } from './events.ingest.js';
-import { excerpt, type ChunkSpan, type ParsedChunk, type PreparedEventChunk } from './batch-chunk.js';
+import { rejectedSamples, type ChunkSpan, type ParsedChunk, type PreparedEventChunk } from './batch-chunk.js';
 import { applyGroupUpdates, applyProfileUpdates } from './profiles.ingest.js';
 
 /**
@@ -50,24 +50,17 @@ const runClaim =
 export async function commitChunk(db: Db, events: EventStore, run: ChunkRun, chunk: ReadyChunk, now: number, claim: ChunkClaim = runClaim(run.id)): Promise<ChunkResult> {
   return db.transaction(async (trx) => {
     if (!(await claim(trx, chunk, now))) return { committed: false };
-    let sample: RejectedSample[];
+    let sample = 'rows' in chunk ? chunk.rejected : chunk.unparsable;
     let imported = 0;
     let deduplicated = 0;
     if ('rows' in chunk) {
-      sample = chunk.rejected;
       if (chunk.rows.event.length > 0) ({ imported, deduplicated } = await storeEventRows(events, run.projectId, 'batch-import', chunk.rows, now, trx));
-    } else {
-      sample = [...chunk.unparsable];
-      if (chunk.records.length > 0) {
-        const apply = run.type === 'people' ? applyProfileUpdates : applyGroupUpdates;
-        const r = await apply(trx, run.projectId, chunk.records, { now });
-        imported = r.applied;
-        deduplicated = r.received - r.applied - r.rejected.length;
-        for (const rej of r.rejected) {
-          sample.push({ index: chunk.positions[rej.index]!, message: rej.message, record: excerpt(chunk.records[rej.index]) });
-        }
-        sample.sort((a, b) => a.index - b.index);
-      }
+    } else if (chunk.records.length > 0) {
+      const apply = run.type === 'people' ? applyProfileUpdates : applyGroupUpdates;
+      const r = await apply(trx, run.projectId, chunk.records, { now });
+      imported = r.applied;
+      deduplicated = r.received - r.applied - r.rejected.length;
+      sample = rejectedSamples(chunk, r.rejected);
     }
     await recordChunk(trx, run.id, { imported, deduplicated, rejected: sample.length, sample });
     return { committed: true, imported, deduplicated, rejected: sample.length };
