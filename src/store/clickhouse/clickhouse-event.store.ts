@@ -141,17 +141,13 @@ export class ClickHouseEventStore implements EventStore {
     return out;
   }
 
-  private async writeLinks(projectId: number, links: readonly IdentityLink[]): Promise<void> {
-    const unknown = this.knownLinks.unknown(projectId, links);
-    const fresh = await this.newLinks(projectId, unknown);
-    if (fresh.length > 0) {
-      const ver = this.clock.take(fresh.length);
-      await this.conn.insert(
-        'identity_links',
-        fresh.map((l, i) => ({ project_id: projectId, device_id: l.deviceId, user_id: l.userId, ver: ver + i })),
-      );
-    }
-    this.knownLinks.committed(projectId, unknown);
+  private async insertLinks(projectId: number, links: readonly IdentityLink[]): Promise<void> {
+    if (links.length === 0) return;
+    const ver = this.clock.take(links.length);
+    await this.conn.insert(
+      'identity_links',
+      links.map((l, i) => ({ project_id: projectId, device_id: l.deviceId, user_id: l.userId, ver: ver + i })),
+    );
   }
 
   /**
@@ -164,34 +160,51 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   /** One group of batches of one project: returns each batch's count of new events. */
+  /**
+   * One write of events that carry links: the key lookup and the link lookup go out together,
+   * then the events insert and the links insert. Identity's cost on this store was those two
+   * extra round trips taken one after the other with the project's lock held, not CPU
+   * (docs/identity.md). Either insert failing answers 503; the retry finds what did land (events
+   * as duplicates, devices as linked) and writes the rest.
+   */
+  private async writeWithLinks<T>(projectId: number, links: readonly IdentityLink[], lookup: () => Promise<T>, lines: (found: T) => string[]): Promise<void> {
+    const unknown = this.knownLinks.unknown(projectId, links);
+    const [found, fresh] = await Promise.all([lookup(), this.newLinks(projectId, unknown)]);
+    await Promise.all([this.conn.insertLines('events', lines(found)), this.insertLinks(projectId, fresh)]);
+    this.knownLinks.committed(projectId, unknown);
+  }
+
+  /** One group of batches of one project: returns each batch's count of new events. */
   private async commitGroup(batches: EventBatch[]): Promise<number[]> {
     const projectId = batches[0]!.projectId;
     return this.locks.run(String(projectId), async () => {
-      const live = new Set<string>();
       const ids = batches.flatMap((b) => b.rows.insertId);
       const times = batches.flatMap((b) => b.rows.time);
-      for (const r of await this.liveKeys(projectId, ids, times)) live.add(keyString(rowKey(r)));
-      const ver = this.clock.take();
-      const out: string[] = [];
-      // Earlier batches first: a key repeated later (in the same or a later batch) is a duplicate.
-      const counts = batches.map(({ rows, source, now }) => {
-        const head = rowHead({ projectId, source, now, ver, isNew: true });
-        let fresh = 0;
-        for (let i = 0; i < rows.event.length; i++) {
-          const k = keyString(keyOfRow(rows, i));
-          if (live.has(k)) continue;
-          live.add(k);
-          out.push(`${head}${eventFieldsOf(rows, i)}\n`);
-          fresh++;
-        }
-        return fresh;
-      });
-      await this.conn.insertLines('events', out);
-      // Links after the events: a failure here answers 503, and the retry (events now
-      // duplicates) still writes the links.
-      await this.writeLinks(
+      let counts: number[] = [];
+      await this.writeWithLinks(
         projectId,
         batches.flatMap((b) => b.rows.links),
+        () => this.liveKeys(projectId, ids, times),
+        (liveRows) => {
+          const live = new Set<string>();
+          for (const r of liveRows) live.add(keyString(rowKey(r)));
+          const ver = this.clock.take();
+          const out: string[] = [];
+          // Earlier batches first: a key repeated later (in the same or a later batch) is a duplicate.
+          counts = batches.map(({ rows, source, now }) => {
+            const head = rowHead({ projectId, source, now, ver, isNew: true });
+            let fresh = 0;
+            for (let i = 0; i < rows.event.length; i++) {
+              const k = keyString(keyOfRow(rows, i));
+              if (live.has(k)) continue;
+              live.add(k);
+              out.push(`${head}${eventFieldsOf(rows, i)}\n`);
+              fresh++;
+            }
+            return fresh;
+          });
+          return out;
+        },
       );
       return counts;
     });
@@ -200,31 +213,36 @@ export class ClickHouseEventStore implements EventStore {
   async updateByKey(batch: EventBatch): Promise<MirrorResult> {
     const { rows, projectId } = batch;
     return this.locks.run(String(projectId), async () => {
-      const stored = await this.liveKeys(projectId, rows.insertId);
-      const byInsertId = new Map<string, EventKey[]>();
-      for (const r of stored) {
-        const list = byInsertId.get(r.insert_id) ?? [];
-        list.push(rowKey(r));
-        byInsertId.set(r.insert_id, list);
-      }
-      // The last row of an insert id in the batch is the one that stays.
-      const last = new Map<string, number>();
-      for (let i = 0; i < rows.insertId.length; i++) last.set(rows.insertId[i]!, i);
-      const ver = this.clock.take();
-      const out: string[] = [];
       let updated = 0;
       let inserted = 0;
-      for (const [insertId, i] of last) {
-        const old = byInsertId.get(insertId) ?? [];
-        const key = keyString(keyOfRow(rows, i));
-        for (const k of old) if (keyString(k) !== key) out.push(deleteMarker(projectId, k, ver, batch.now));
-        out.push(eventLine(rows, i, { projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }));
-        if (old.length === 0) inserted++;
-        else updated++;
-      }
-      // One INSERT: the replacements and the markers of the keys they replace land together.
-      await this.conn.insertLines('events', out);
-      await this.writeLinks(projectId, rows.links);
+      await this.writeWithLinks(
+        projectId,
+        rows.links,
+        () => this.liveKeys(projectId, rows.insertId),
+        (stored) => {
+          const byInsertId = new Map<string, EventKey[]>();
+          for (const r of stored) {
+            const list = byInsertId.get(r.insert_id) ?? [];
+            list.push(rowKey(r));
+            byInsertId.set(r.insert_id, list);
+          }
+          // The last row of an insert id in the batch is the one that stays.
+          const last = new Map<string, number>();
+          for (let i = 0; i < rows.insertId.length; i++) last.set(rows.insertId[i]!, i);
+          const ver = this.clock.take();
+          // One INSERT: the replacements and the markers of the keys they replace land together.
+          const out: string[] = [];
+          for (const [insertId, i] of last) {
+            const old = byInsertId.get(insertId) ?? [];
+            const key = keyString(keyOfRow(rows, i));
+            for (const k of old) if (keyString(k) !== key) out.push(deleteMarker(projectId, k, ver, batch.now));
+            out.push(eventLine(rows, i, { projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }));
+            if (old.length === 0) inserted++;
+            else updated++;
+          }
+          return out;
+        },
+      );
       return { updated, inserted };
     });
   }
