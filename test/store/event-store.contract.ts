@@ -199,8 +199,10 @@ export function eventStoreContract(kind: StoreKind): void {
         const next = [...batch.slice(25), ...Array.from({ length: 25 }, (_, i) => ev(100 + i))];
         expect(await write(store, p, next, 'track')).toBe(25);
         expect(await write(store, p, [ev(0, { time: T0 + 999_999 })])).toBe(1);
-        expect(await store.count(p)).toBe(76);
-        expect(await store.usageForMonth(p, monthOf(T0))).toEqual({ import: 51, track: 25 });
+        // A key twice in one batch of otherwise new keys: stored once.
+        expect(await write(store, p, [ev(200), ev(201), ev(200)])).toBe(2);
+        expect(await store.count(p)).toBe(78);
+        expect(await store.usageForMonth(p, monthOf(T0))).toEqual({ import: 53, track: 25 });
         expect(await store.count(newProject())).toBe(0);
       });
 

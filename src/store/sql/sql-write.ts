@@ -3,9 +3,10 @@
  * given. Dedupe is the unique key `events_dedupe` with ON CONFLICT DO NOTHING, so a replay of any
  * batch is a no-op. SQLite takes the rows through one cached prepared statement on the raw
  * connection (the knex query builder costs more than the insert itself); Postgres takes a whole
- * batch through COPY and one insert (pg-copy.ts). Postgres inserts rows in key order (events by the dedupe index's
- * order, links by device): concurrent batches that share keys then wait for each other instead of
- * deadlocking, which they did when two batches linked the same devices in opposite orders.
+ * batch through COPY (pg-copy.ts: straight into `events` when none of its keys is stored, else
+ * staged and moved in the dedupe index's order). Links go in by device order: concurrent batches
+ * that share devices then wait for each other instead of deadlocking, which they did when two
+ * batches linked the same devices in opposite orders.
  */
 import type Database from 'better-sqlite3';
 import { dialect, toNumber, type DbOrTrx } from '../../db/knex.js';
