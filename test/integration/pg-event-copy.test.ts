@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyEventRows, type EventRows } from '../../src/store/event-rows.js';
-import { SqlEventStore } from '../../src/store/sql/sql-event-store.js';
+import { createEventStore } from '../../src/store/create-event-store.js';
+import type { EventStore } from '../../src/store/event-store.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
 
 const T0 = Date.UTC(2026, 0, 5);
@@ -30,10 +31,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.runIf(dbKinds().includes('postgres'))('PostgreSQL event COPY: straight in when new, deduplicated on conflict', () => {
   let t: TestDb;
-  let store: SqlEventStore;
+  let store: EventStore;
   beforeAll(async () => {
     t = await createTestDb('postgres');
-    store = new SqlEventStore(t.db);
+    store = createEventStore({ EVENT_STORE_URL: undefined }, t.db);
   });
   afterAll(async () => t?.destroy());
 
