@@ -70,6 +70,25 @@ describe.runIf(dbKinds().includes('postgres'))('PostgreSQL event COPY: straight 
     expect(await store.count(p)).toBe(3);
   }, 20_000);
 
+  it('a deduplicating insert that loses a deadlock to a COPY tries again and finishes', async () => {
+    const p = ++projectSeq;
+    expect(await store.writeBatch(batch(p, ['k9']))).toBe(1);
+    const a = await t.db.transaction();
+    const b = await t.db.transaction();
+    expect(await store.writeBatch(batch(p, ['k1']), { within: a })).toBe(1);
+    // b's batch holds a stored key, so it deduplicates: in key order it inserts k0, then waits for
+    // a's k1; a's COPY then waits for b's k0. b has waited longest and loses; it must try again
+    // (after a commits, everything it carries is stored) rather than fail the write.
+    const bWrite = store.writeBatch(batch(p, ['k9', 'k1', 'k0']), { within: b });
+    await sleep(300);
+    const aWrite = store.writeBatch(batch(p, ['k0']), { within: a });
+    expect(await aWrite).toBe(1);
+    await a.commit();
+    expect(await bWrite).toBe(0);
+    await b.commit();
+    expect(await store.count(p)).toBe(3);
+  }, 20_000);
+
   it('an error other than a key conflict is not taken for one: the write fails and stores nothing', async () => {
     const p = ++projectSeq;
     const bad = rows(['x1', 'x2'], (id) => (id === 'x2' ? '{"unterminated' : '{}'));

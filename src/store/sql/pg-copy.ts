@@ -10,9 +10,10 @@
  * halved the time per batch (pg escapes every array element, quotes of JSON included; COPY text
  * escapes only backslash, tab, newline and carriage return) — measured in docs/performance.md.
  *
- * Two optimistic COPYs sharing keys in opposite orders can deadlock; PostgreSQL breaks that
- * after `deadlock_timeout` (1 s by default) by failing one, which then rolls back its savepoint
- * and takes the deduplicating path like any other conflict.
+ * A COPY straight into `events` takes its keys in batch order, so two writers sharing keys in
+ * opposite orders can deadlock; PostgreSQL breaks that after `deadlock_timeout` (1 s by default)
+ * by failing one. The loser rolls back its savepoint and goes on: a COPY takes the deduplicating
+ * path like any other conflict, the deduplicating insert is tried again.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -54,25 +55,48 @@ export function copyLines(rows: EventRows, tail = ''): string {
   return parts.join('');
 }
 
-/** PostgreSQL's answer when an optimistic COPY met a stored key, or lost a deadlock to another one. */
+const DEADLOCK = '40P01';
+
+/** PostgreSQL's answer when a COPY straight into `events` met a key: stored, or held by a writer it deadlocked with. */
 function isKeyConflict(err: unknown): boolean {
   const e = err as { code?: unknown; constraint?: unknown };
-  return (e?.code === '23505' && e.constraint === 'events_dedupe') || e?.code === '40P01';
+  return (e?.code === '23505' && e.constraint === 'events_dedupe') || e?.code === DEADLOCK;
 }
 
-/** COPY straight into `events`; the number copied, or undefined when a key conflicted (nothing kept). */
-async function copyIfAllNew(conn: pg.Client, rows: EventRows, projectId: number, source: string, now: number): Promise<number | undefined> {
-  await conn.query('SAVEPOINT event_copy');
+/** How often the deduplicating insert is tried again after losing a deadlock (to a COPY straight into `events`). */
+const MOVE_ATTEMPTS = 3;
+
+/**
+ * Runs `f` inside a savepoint. When it fails with an error `undo` accepts, the savepoint is
+ * rolled back (releasing what `f` inserted, so a writer waiting on it goes on) and the answer is
+ * undefined; any other error is thrown.
+ */
+async function inSavepoint<T>(conn: pg.Client, undo: (err: unknown) => boolean, f: () => Promise<T>): Promise<T | undefined> {
+  await conn.query('SAVEPOINT event_write');
   try {
-    const copy = conn.query(copyFrom(DIRECT));
-    await pipeline(Readable.from([copyLines(rows, `\t${Math.trunc(projectId)}\t${copyText(source)}\t${Math.trunc(now)}`)]), copy);
-    await conn.query('RELEASE SAVEPOINT event_copy');
-    return copy.rowCount;
+    const out = await f();
+    await conn.query('RELEASE SAVEPOINT event_write');
+    return out;
   } catch (err) {
-    if (!isKeyConflict(err)) throw err;
-    await conn.query('ROLLBACK TO SAVEPOINT event_copy');
+    if (!undo(err)) throw err;
+    await conn.query('ROLLBACK TO SAVEPOINT event_write');
     return undefined;
   }
+}
+
+/** COPY straight into `events` (the floor's own statement); the number copied. */
+async function copyStraight(conn: pg.Client, rows: EventRows, projectId: number, source: string, now: number): Promise<number> {
+  const copy = conn.query(copyFrom(DIRECT));
+  await pipeline(Readable.from([copyLines(rows, `\t${Math.trunc(projectId)}\t${copyText(source)}\t${Math.trunc(now)}`)]), copy);
+  return copy.rowCount;
+}
+
+/** Staging table, then one insert in key order that skips stored keys; the number inserted. */
+async function stageAndMove(conn: pg.Client, rows: EventRows, projectId: number, source: string, now: number): Promise<number> {
+  await conn.query(`${STAGE}; TRUNCATE event_stage`);
+  await pipeline(Readable.from([copyLines(rows)]), conn.query(copyFrom(COPY)));
+  const res = await conn.query(MOVE, [projectId, source, now]);
+  return res.rowCount ?? 0;
 }
 
 /** Inserts the rows (deduplicating) inside the transaction `trx`; returns how many were new. */
@@ -80,12 +104,15 @@ export async function copyEventRows(trx: DbOrTrx, projectId: number, source: str
   // Inside a knex transaction this is the transaction's own connection (and release is a no-op).
   const conn = (await trx.client.acquireConnection()) as pg.Client;
   try {
-    const copied = await copyIfAllNew(conn, rows, projectId, source, now);
+    const copied = await inSavepoint(conn, isKeyConflict, () => copyStraight(conn, rows, projectId, source, now));
     if (copied !== undefined) return copied;
-    await conn.query(`${STAGE}; TRUNCATE event_stage`);
-    await pipeline(Readable.from([copyLines(rows)]), conn.query(copyFrom(COPY)));
-    const res = await conn.query(MOVE, [projectId, source, now]);
-    return res.rowCount ?? 0;
+    // The insert in key order cannot deadlock with another in key order, but it can with a COPY
+    // straight into `events` (rows in batch order); whichever loses retries once the other goes on.
+    for (let attempt = 1; ; attempt++) {
+      const lastTry = attempt >= MOVE_ATTEMPTS;
+      const moved = await inSavepoint(conn, (err) => !lastTry && (err as { code?: unknown })?.code === DEADLOCK, () => stageAndMove(conn, rows, projectId, source, now));
+      if (moved !== undefined) return moved;
+    }
   } finally {
     await trx.client.releaseConnection(conn);
   }
