@@ -52,40 +52,45 @@ describe.runIf(dbKinds().includes('postgres'))('PostgreSQL event COPY: straight 
     expect(await store.usageForMonth(p, '2026-01')).toEqual({ import: 3 });
   });
 
-  it('two COPYs deadlocked on each other’s keys both finish; each key is stored once', async () => {
-    const p = ++projectSeq;
+  /**
+   * `a` writes `aHolds` in an open transaction; `b` then writes `bWrites`, which ends up waiting
+   * for `a`; `a` then writes `aThen`, which waits for `b`: a deadlock. `b` has waited longest, so
+   * PostgreSQL fails b's statement after deadlock_timeout. Both writes must still finish once `a`
+   * commits; returns what a's second write and b's write counted.
+   */
+  async function deadlock(p: number, aHolds: string[], bWrites: string[], aThen: string[]): Promise<[number, number]> {
     const a = await t.db.transaction();
     const b = await t.db.transaction();
-    expect(await store.writeBatch(batch(p, ['k1', 'k2']), { within: a })).toBe(2);
-    // b copies k3, then waits for a's k2; a then waits for b's k3: a deadlock. b has waited
-    // longest, so PostgreSQL fails b's COPY after deadlock_timeout; b rolls back its savepoint
-    // (releasing k3) and deduplicates instead, which waits for a.
-    const bWrite = store.writeBatch(batch(p, ['k3', 'k2']), { within: b });
-    await sleep(300);
-    const aWrite = store.writeBatch(batch(p, ['k3']), { within: a });
-    expect(await aWrite).toBe(1);
-    await a.commit();
-    expect(await bWrite).toBe(0);
-    await b.commit();
+    try {
+      expect(await store.writeBatch(batch(p, aHolds), { within: a })).toBe(aHolds.length);
+      const bWrite = store.writeBatch(batch(p, bWrites), { within: b });
+      await sleep(300);
+      const aCount = await store.writeBatch(batch(p, aThen), { within: a });
+      await a.commit();
+      const bCount = await bWrite;
+      await b.commit();
+      return [aCount, bCount];
+    } finally {
+      if (!a.isCompleted()) await a.rollback();
+      if (!b.isCompleted()) await b.rollback();
+    }
+  }
+
+  it('two COPYs deadlocked on each other’s keys both finish; each key is stored once', async () => {
+    const p = ++projectSeq;
+    // b copies k3, then waits for a's k2; a's COPY of k3 waits for b. b, failed, rolls back its
+    // savepoint (releasing k3) and deduplicates instead, which waits for a.
+    expect(await deadlock(p, ['k1', 'k2'], ['k3', 'k2'], ['k3'])).toEqual([1, 0]);
     expect(await store.count(p)).toBe(3);
   }, 20_000);
 
   it('a deduplicating insert that loses a deadlock to a COPY tries again and finishes', async () => {
     const p = ++projectSeq;
     expect(await store.writeBatch(batch(p, ['k9']))).toBe(1);
-    const a = await t.db.transaction();
-    const b = await t.db.transaction();
-    expect(await store.writeBatch(batch(p, ['k1']), { within: a })).toBe(1);
     // b's batch holds a stored key, so it deduplicates: in key order it inserts k0, then waits for
-    // a's k1; a's COPY then waits for b's k0. b has waited longest and loses; it must try again
-    // (after a commits, everything it carries is stored) rather than fail the write.
-    const bWrite = store.writeBatch(batch(p, ['k9', 'k1', 'k0']), { within: b });
-    await sleep(300);
-    const aWrite = store.writeBatch(batch(p, ['k0']), { within: a });
-    expect(await aWrite).toBe(1);
-    await a.commit();
-    expect(await bWrite).toBe(0);
-    await b.commit();
+    // a's k1; a's COPY of k0 waits for b. b must try again (after a commits, everything it
+    // carries is stored) rather than fail the write.
+    expect(await deadlock(p, ['k1'], ['k9', 'k1', 'k0'], ['k0'])).toEqual([1, 0]);
     expect(await store.count(p)).toBe(3);
   }, 20_000);
 
