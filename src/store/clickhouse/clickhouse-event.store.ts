@@ -159,7 +159,6 @@ export class ClickHouseEventStore implements EventStore {
     return this.writes.submit(String(batch.projectId), batch);
   }
 
-  /** One group of batches of one project: returns each batch's count of new events. */
   /**
    * One write of events that carry links: the key lookup and the link lookup go out together,
    * then the events insert and the links insert. Identity's cost on this store was those two
