@@ -164,57 +164,62 @@ export class ClickHouseEventStore implements EventStore {
    * then the events insert and the links insert. Identity's cost on this store was those two
    * extra round trips taken one after the other with the project's lock held, not CPU
    * (docs/identity.md). Either insert failing answers 503; the retry finds what did land (events
-   * as duplicates, devices as linked) and writes the rest.
+   * as duplicates, devices as linked) and writes the rest. `build` turns what the lookup found
+   * into the lines to insert and the write's answer.
    */
-  private async writeWithLinks<T>(projectId: number, links: readonly IdentityLink[], lookup: () => Promise<T>, lines: (found: T) => string[]): Promise<void> {
+  private async writeWithLinks<T, R>(
+    projectId: number,
+    links: readonly IdentityLink[],
+    lookup: () => Promise<T>,
+    build: (found: T) => { lines: string[]; result: R },
+  ): Promise<R> {
     const unknown = this.knownLinks.unknown(projectId, links);
     const [found, fresh] = await Promise.all([lookup(), this.newLinks(projectId, unknown)]);
-    await Promise.all([this.conn.insertLines('events', lines(found)), this.insertLinks(projectId, fresh)]);
+    const { lines, result } = build(found);
+    await Promise.all([this.conn.insertLines('events', lines), this.insertLinks(projectId, fresh)]);
     this.knownLinks.committed(projectId, unknown);
+    return result;
   }
 
   /** One group of batches of one project: returns each batch's count of new events. */
   private async commitGroup(batches: EventBatch[]): Promise<number[]> {
     const projectId = batches[0]!.projectId;
-    return this.locks.run(String(projectId), async () => {
-      const ids = batches.flatMap((b) => b.rows.insertId);
-      const times = batches.flatMap((b) => b.rows.time);
-      let counts: number[] = [];
-      await this.writeWithLinks(
+    const ids = batches.flatMap((b) => b.rows.insertId);
+    const times = batches.flatMap((b) => b.rows.time);
+    const links = batches.flatMap((b) => b.rows.links);
+    return this.locks.run(String(projectId), () =>
+      this.writeWithLinks(
         projectId,
-        batches.flatMap((b) => b.rows.links),
+        links,
         () => this.liveKeys(projectId, ids, times),
         (liveRows) => {
           const live = new Set<string>();
           for (const r of liveRows) live.add(keyString(rowKey(r)));
           const ver = this.clock.take();
-          const out: string[] = [];
+          const lines: string[] = [];
           // Earlier batches first: a key repeated later (in the same or a later batch) is a duplicate.
-          counts = batches.map(({ rows, source, now }) => {
+          const counts = batches.map(({ rows, source, now }) => {
             const head = rowHead({ projectId, source, now, ver, isNew: true });
             let fresh = 0;
             for (let i = 0; i < rows.event.length; i++) {
               const k = keyString(keyOfRow(rows, i));
               if (live.has(k)) continue;
               live.add(k);
-              out.push(`${head}${eventFieldsOf(rows, i)}\n`);
+              lines.push(`${head}${eventFieldsOf(rows, i)}\n`);
               fresh++;
             }
             return fresh;
           });
-          return out;
+          return { lines, result: counts };
         },
-      );
-      return counts;
-    });
+      ),
+    );
   }
 
   async updateByKey(batch: EventBatch): Promise<MirrorResult> {
     const { rows, projectId } = batch;
-    return this.locks.run(String(projectId), async () => {
-      let updated = 0;
-      let inserted = 0;
-      await this.writeWithLinks(
+    return this.locks.run(String(projectId), () =>
+      this.writeWithLinks(
         projectId,
         rows.links,
         () => this.liveKeys(projectId, rows.insertId),
@@ -230,20 +235,20 @@ export class ClickHouseEventStore implements EventStore {
           for (let i = 0; i < rows.insertId.length; i++) last.set(rows.insertId[i]!, i);
           const ver = this.clock.take();
           // One INSERT: the replacements and the markers of the keys they replace land together.
-          const out: string[] = [];
+          const lines: string[] = [];
+          const result = { updated: 0, inserted: 0 };
           for (const [insertId, i] of last) {
             const old = byInsertId.get(insertId) ?? [];
             const key = keyString(keyOfRow(rows, i));
-            for (const k of old) if (keyString(k) !== key) out.push(deleteMarker(projectId, k, ver, batch.now));
-            out.push(eventLine(rows, i, { projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }));
-            if (old.length === 0) inserted++;
-            else updated++;
+            for (const k of old) if (keyString(k) !== key) lines.push(deleteMarker(projectId, k, ver, batch.now));
+            lines.push(eventLine(rows, i, { projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }));
+            if (old.length === 0) result.inserted++;
+            else result.updated++;
           }
-          return out;
+          return { lines, result };
         },
-      );
-      return { updated, inserted };
-    });
+      ),
+    );
   }
 
   async deleteByKey(projectId: number, insertIds: readonly string[]): Promise<number> {
