@@ -239,6 +239,18 @@ export function eventStoreContract(kind: StoreKind): void {
         expect(e).toEqual({ event: odd, distinctId: `u${odd}`, time: T0 + 2, insertId: `i${odd}`, properties: props, resolvedId: `u${odd}` });
         expect(await write(store, p, [ev(2, { event: odd, distinctId: `u${odd}`, insertId: `i${odd}`, time: T0 + 2, properties: props })])).toBe(0);
       });
+
+      it('stores a batch whose text is mostly multi-byte (several times its UTF-16 length in UTF-8) exactly', async () => {
+        const p = newProject();
+        const batch = Array.from({ length: 40 }, (_, i) =>
+          ev(i, { event: `事件${i}`, distinctId: `用户-${i}-😀`, properties: { text: '漢字かな🚀'.repeat(300 + i), i } }),
+        );
+        expect(await write(store, p, batch)).toBe(40);
+        const stored = await scanAll(store, p);
+        expect(stored.map((e) => [e.event, e.distinctId, e.properties]).sort((a, b) => (a[0] as string).localeCompare(b[0] as string))).toEqual(
+          batch.map((e) => [e.event, e.distinctId, e.properties]).sort((a, b) => (a[0] as string).localeCompare(b[0] as string)),
+        );
+      });
     });
 
     describe('mirror update and delete by (project, insert_id)', () => {
