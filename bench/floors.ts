@@ -178,10 +178,12 @@ async function clickhouseFloor(serverUrl: string, chunks: () => Iterable<EventRo
     let events = 0;
     let seconds = 0;
     for (const rows of chunks()) {
-      // The finished JSONEachRow text, built before the clock: faster than handing the client
-      // objects to encode (which is what it would do on this thread while the clock runs).
-      let body = '';
-      for (let i = 0; i < rows.event.length; i++) body += eventLine(rows, i, { projectId: 1, source, now, ver: 1, isNew: true });
+      // The finished JSONEachRow body, built and encoded to bytes before the clock: faster than
+      // handing the client objects (which it would encode on this thread while the clock runs),
+      // and than a string, which the request measures and encodes inside the clock.
+      let text = '';
+      for (let i = 0; i < rows.event.length; i++) text += eventLine(rows, i, { projectId: 1, source, now, ver: 1, isNew: true });
+      const body = Buffer.from(text);
       const t0 = performance.now();
       const result = await client.exec({ query: 'INSERT INTO events FORMAT JSONEachRow', values: Readable.from([body]) });
       await pipeline(result.stream, new Writable({ write: (_c, _e, done) => done() }));

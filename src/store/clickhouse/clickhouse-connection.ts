@@ -9,6 +9,7 @@ import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClien
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { StoreUnavailableError } from '../../lib/errors.js';
+import { JsonLinesBody } from './clickhouse-body.js';
 import type { ClickHouseTarget } from './clickhouse-url.js';
 
 /**
@@ -108,16 +109,25 @@ export class ClickHouseConnection {
   }
 
   /**
-   * One INSERT of JSONEachRow lines already encoded (each ending in a newline): the same request
-   * as `insert`, without the client encoding objects on this thread.
+   * One INSERT of a JSONEachRow body already encoded: the same request as `insert`, without the
+   * client encoding objects on this thread. Its chunks are released for reuse once the server
+   * has answered (only then has it read them all).
    */
-  async insertLines(table: string, lines: readonly string[]): Promise<void> {
-    if (lines.length === 0) return;
+  async insertBody(table: string, body: JsonLinesBody): Promise<void> {
+    if (body.lines === 0) return;
     await this.run('insert', async (c) => {
-      const result = await c.exec({ query: `INSERT INTO ${table} FORMAT JSONEachRow`, values: Readable.from(linesInChunks(lines)) });
+      const result = await c.exec({ query: `INSERT INTO ${table} FORMAT JSONEachRow`, values: Readable.from(body.chunks()) });
       // The answer arrives once the rows are written; drain it so the socket goes back to the pool.
       await pipeline(result.stream, new Writable({ write: (_chunk, _enc, done) => done() }));
     });
+    body.release();
+  }
+
+  /** `insertBody` of lines that are strings already (each ending in a newline). */
+  async insertLines(table: string, lines: readonly string[]): Promise<void> {
+    const body = new JsonLinesBody();
+    for (const line of lines) body.line(line);
+    await this.insertBody(table, body);
   }
 
   /** The server's version, e.g. `18.16.1`. */
@@ -129,17 +139,4 @@ export class ClickHouseConnection {
   async close(): Promise<void> {
     await this.client.close();
   }
-}
-
-/** About 1 MB per chunk: few writes to the socket, no single string of the whole insert. */
-function* linesInChunks(lines: readonly string[]): Generator<string> {
-  let chunk = '';
-  for (const line of lines) {
-    chunk += line;
-    if (chunk.length >= 1 << 20) {
-      yield chunk;
-      chunk = '';
-    }
-  }
-  if (chunk !== '') yield chunk;
 }

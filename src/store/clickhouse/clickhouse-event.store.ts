@@ -29,10 +29,11 @@ import { deviceOfDistinctId } from '../../domain/identity.js';
 import { GroupCommit } from '../../lib/group-commit.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { KnownLinks } from '../known-links.js';
+import { JsonLinesBody } from './clickhouse-body.js';
 import { ClickHouseConnection } from './clickhouse-connection.js';
 import { migrateEventStore } from './clickhouse-migrate.js';
 import { linksSql, pageBoundSql, reportSql, scanPageSql, timeSpanSql, type ScanCursor } from './clickhouse-reads.js';
-import { deleteMarker, eventFieldsOf, eventLine, keyOfRow, rowHead, keyString, VersionClock, type EventKey } from './clickhouse-rows.js';
+import { deleteMarker, eventFieldsOf, keyOfRow, rowHead, keyString, VersionClock, type EventKey } from './clickhouse-rows.js';
 import { int, list, str } from './clickhouse-sql.js';
 import { parseClickHouseUrl } from './clickhouse-url.js';
 
@@ -165,18 +166,18 @@ export class ClickHouseEventStore implements EventStore {
    * extra round trips taken one after the other with the project's lock held, not CPU
    * (docs/identity.md). Either insert failing answers 503; the retry finds what did land (events
    * as duplicates, devices as linked) and writes the rest. `build` turns what the lookup found
-   * into the lines to insert and the write's answer.
+   * into the body to insert and the write's answer.
    */
   private async writeWithLinks<T, R>(
     projectId: number,
     links: readonly IdentityLink[],
     lookup: () => Promise<T>,
-    build: (found: T) => { lines: string[]; result: R },
+    build: (found: T) => { body: JsonLinesBody; result: R },
   ): Promise<R> {
     const unknown = this.knownLinks.unknown(projectId, links);
     const [found, fresh] = await Promise.all([lookup(), this.newLinks(projectId, unknown)]);
-    const { lines, result } = build(found);
-    await Promise.all([this.conn.insertLines('events', lines), this.insertLinks(projectId, fresh)]);
+    const { body, result } = build(found);
+    await Promise.all([this.conn.insertBody('events', body), this.insertLinks(projectId, fresh)]);
     this.knownLinks.committed(projectId, unknown);
     return result;
   }
@@ -196,7 +197,7 @@ export class ClickHouseEventStore implements EventStore {
           const live = new Set<string>();
           for (const r of liveRows) live.add(keyString(rowKey(r)));
           const ver = this.clock.take();
-          const lines: string[] = [];
+          const body = new JsonLinesBody();
           // Earlier batches first: a key repeated later (in the same or a later batch) is a duplicate.
           const counts = batches.map(({ rows, source, now }) => {
             const head = rowHead({ projectId, source, now, ver, isNew: true });
@@ -205,12 +206,12 @@ export class ClickHouseEventStore implements EventStore {
               const k = keyString(keyOfRow(rows, i));
               if (live.has(k)) continue;
               live.add(k);
-              lines.push(`${head}${eventFieldsOf(rows, i)}\n`);
+              body.row(head, eventFieldsOf(rows, i));
               fresh++;
             }
             return fresh;
           });
-          return { lines, result: counts };
+          return { body, result: counts };
         },
       ),
     );
@@ -235,17 +236,17 @@ export class ClickHouseEventStore implements EventStore {
           for (let i = 0; i < rows.insertId.length; i++) last.set(rows.insertId[i]!, i);
           const ver = this.clock.take();
           // One INSERT: the replacements and the markers of the keys they replace land together.
-          const lines: string[] = [];
+          const body = new JsonLinesBody();
           const result = { updated: 0, inserted: 0 };
           for (const [insertId, i] of last) {
             const old = byInsertId.get(insertId) ?? [];
             const key = keyString(keyOfRow(rows, i));
-            for (const k of old) if (keyString(k) !== key) lines.push(deleteMarker(projectId, k, ver, batch.now));
-            lines.push(eventLine(rows, i, { projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }));
+            for (const k of old) if (keyString(k) !== key) body.line(deleteMarker(projectId, k, ver, batch.now));
+            body.row(rowHead({ projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }), eventFieldsOf(rows, i));
             if (old.length === 0) result.inserted++;
             else result.updated++;
           }
-          return { lines, result };
+          return { body, result };
         },
       ),
     );
