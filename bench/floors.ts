@@ -46,7 +46,7 @@ export interface FloorResult {
 export const FLOOR_NAMES: Record<StoreKind, string> = {
   sqlite: 'prepared INSERT, 20k rows/tx',
   postgres: 'COPY into the table',
-  clickhouse: '@clickhouse/client, JSONEachRow text built beforehand, 20k rows/insert',
+  clickhouse: '@clickhouse/client, JSONEachRow bytes encoded beforehand, 20k rows/insert',
 };
 
 /** Events per transaction / COPY / insert in every floor. */
