@@ -9,7 +9,7 @@ import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClien
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { StoreUnavailableError } from '../../lib/errors.js';
-import { JsonLinesBody } from './clickhouse-body.js';
+import { Utf8Chunks } from '../../lib/utf8-chunks.js';
 import type { ClickHouseTarget } from './clickhouse-url.js';
 
 /**
@@ -113,8 +113,8 @@ export class ClickHouseConnection {
    * client encoding objects on this thread. Its chunks are released for reuse once the server
    * has answered (only then has it read them all).
    */
-  async insertBody(table: string, body: JsonLinesBody): Promise<void> {
-    if (body.lines === 0) return;
+  async insertBody(table: string, body: Utf8Chunks): Promise<void> {
+    if (body.byteLength === 0) return;
     await this.run('insert', async (c) => {
       const result = await c.exec({ query: `INSERT INTO ${table} FORMAT JSONEachRow`, values: Readable.from(body.chunks()) });
       // The answer arrives once the rows are written; drain it so the socket goes back to the pool.
@@ -125,8 +125,8 @@ export class ClickHouseConnection {
 
   /** `insertBody` of lines that are strings already (each ending in a newline). */
   async insertLines(table: string, lines: readonly string[]): Promise<void> {
-    const body = new JsonLinesBody();
-    for (const line of lines) body.line(line);
+    const body = new Utf8Chunks();
+    for (const line of lines) body.write(line);
     await this.insertBody(table, body);
   }
 

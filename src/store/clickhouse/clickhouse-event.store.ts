@@ -28,8 +28,8 @@ import type {
 import { deviceOfDistinctId } from '../../domain/identity.js';
 import { GroupCommit } from '../../lib/group-commit.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
+import { Utf8Chunks } from '../../lib/utf8-chunks.js';
 import { KnownLinks } from '../known-links.js';
-import { JsonLinesBody } from './clickhouse-body.js';
 import { ClickHouseConnection } from './clickhouse-connection.js';
 import { migrateEventStore } from './clickhouse-migrate.js';
 import { linksSql, pageBoundSql, reportSql, scanPageSql, timeSpanSql, type ScanCursor } from './clickhouse-reads.js';
@@ -49,6 +49,9 @@ interface KeyRow {
   time: number;
   insert_id: string;
 }
+
+/** Ends each JSONEachRow line of an INSERT body. */
+const NEWLINE = 10;
 
 /** Most events one grouped INSERT carries (a single larger batch still goes alone). */
 const GROUP_MAX_EVENTS = 20_000;
@@ -172,7 +175,7 @@ export class ClickHouseEventStore implements EventStore {
     projectId: number,
     links: readonly IdentityLink[],
     lookup: () => Promise<T>,
-    build: (found: T) => { body: JsonLinesBody; result: R },
+    build: (found: T) => { body: Utf8Chunks; result: R },
   ): Promise<R> {
     const unknown = this.knownLinks.unknown(projectId, links);
     const [found, fresh] = await Promise.all([lookup(), this.newLinks(projectId, unknown)]);
@@ -197,7 +200,7 @@ export class ClickHouseEventStore implements EventStore {
           const live = new Set<string>();
           for (const r of liveRows) live.add(keyString(rowKey(r)));
           const ver = this.clock.take();
-          const body = new JsonLinesBody();
+          const body = new Utf8Chunks();
           // Earlier batches first: a key repeated later (in the same or a later batch) is a duplicate.
           const counts = batches.map(({ rows, source, now }) => {
             const head = rowHead({ projectId, source, now, ver, isNew: true });
@@ -206,7 +209,8 @@ export class ClickHouseEventStore implements EventStore {
               const k = keyString(keyOfRow(rows, i));
               if (live.has(k)) continue;
               live.add(k);
-              body.row(head, eventFieldsOf(rows, i));
+              body.write(head);
+              body.write(eventFieldsOf(rows, i), NEWLINE);
               fresh++;
             }
             return fresh;
@@ -236,13 +240,14 @@ export class ClickHouseEventStore implements EventStore {
           for (let i = 0; i < rows.insertId.length; i++) last.set(rows.insertId[i]!, i);
           const ver = this.clock.take();
           // One INSERT: the replacements and the markers of the keys they replace land together.
-          const body = new JsonLinesBody();
+          const body = new Utf8Chunks();
           const result = { updated: 0, inserted: 0 };
           for (const [insertId, i] of last) {
             const old = byInsertId.get(insertId) ?? [];
             const key = keyString(keyOfRow(rows, i));
-            for (const k of old) if (keyString(k) !== key) body.line(deleteMarker(projectId, k, ver, batch.now));
-            body.row(rowHead({ projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }), eventFieldsOf(rows, i));
+            for (const k of old) if (keyString(k) !== key) body.write(deleteMarker(projectId, k, ver, batch.now));
+            body.write(rowHead({ projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }));
+            body.write(eventFieldsOf(rows, i), NEWLINE);
             if (old.length === 0) result.inserted++;
             else result.updated++;
           }

@@ -20,6 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { DbOrTrx } from '../../db/knex.js';
+import { Utf8Chunks } from '../../lib/utf8-chunks.js';
 import type { EventRows } from '../event-rows.js';
 
 // A temporary table lives as long as the session and is private to it; created in a
@@ -43,73 +44,27 @@ function copyText(v: string | null): string {
 
 const TAB = 9;
 const NEWLINE = 10;
-const NONE = -1;
-
-/**
- * Buffers of COPY text whose COPY has completed, kept for the next batches. A fresh buffer per
- * batch (~0.7 MB at 2,000 events) is memory outside V8's heap, and allocating that much of it
- * made V8 collect more often: in 5 alternating service pairs on PostgreSQL, buffers allocated
- * per batch were slower than the joined strings they replaced in every pair (0.86–0.96), reused
- * ones faster in 4 of 5 (median 1.05; docs/performance.md).
- */
-const spare: Buffer[] = [];
-const MAX_SPARE = 4;
-const MAX_SPARE_BYTES = 16 * 1024 * 1024;
-
-/**
- * A buffer of at least `size` bytes that owns its whole memory: a spare one when it is big
- * enough, else a new one — never from node's shared pool (`allocUnsafe` hands out slices of
- * one block for small sizes), since a buffer given back is reused to its end.
- */
-function takeBuffer(size: number): Buffer {
-  const reused = spare.pop();
-  return reused && reused.length >= size ? reused : Buffer.allocUnsafeSlow(size);
-}
-
-/**
- * Gives back the buffer under `text` once its COPY has completed: PostgreSQL has then received
- * every byte, so nothing reads it any more. Not after a failed COPY (a socket write may still hold it).
- */
-function giveBack(text: Buffer): void {
-  const whole = Buffer.from(text.buffer, 0, text.buffer.byteLength);
-  if (spare.length < MAX_SPARE && whole.length <= MAX_SPARE_BYTES) spare.push(whole);
-}
 
 /**
  * The rows as COPY text, in column order of the staging table; `tail` (already COPY text,
- * starting with a tab) is appended to every line. Written as UTF-8 straight into one buffer: the
- * string joined from per-line template strings it replaces cost ~3.5 µs per event on the web
- * thread (flattening the pieces, then encoding the whole text again on its way to the socket),
- * the buffer ~1.5 µs (micro-measured over the bench's 200k events).
+ * starting with a tab) is appended to every line. Written as UTF-8 pieces (lib/utf8-chunks.ts):
+ * the per-line template strings joined into one string it replaces cost ~3.5 µs per event on
+ * the web thread (flattening them, then encoding the whole text again for the socket), this
+ * ~1.5 µs (micro-measured over the bench's 200k events). Release the chunks once the COPY
+ * that sent them has completed.
  */
-export function copyLines(rows: EventRows, tail = ''): Buffer {
-  let size = 0;
+function copyLines(rows: EventRows, tail = ''): Utf8Chunks {
+  const text = new Utf8Chunks();
   for (let i = 0; i < rows.event.length; i++) {
-    size += rows.event[i]!.length + rows.distinctId[i]!.length + rows.insertId[i]!.length + rows.properties[i]!.length + (rows.deviceId[i]?.length ?? 2) + tail.length + 32;
+    text.write(copyText(rows.event[i]!), TAB);
+    text.write(copyText(rows.distinctId[i]!), TAB);
+    text.write(String(Math.trunc(rows.time[i]!)), TAB);
+    text.write(copyText(rows.insertId[i]!), TAB);
+    text.write(copyText(rows.properties[i]!), TAB);
+    text.write(copyText(rows.deviceId[i] ?? null));
+    text.write(tail, NEWLINE);
   }
-  // UTF-16 length is a guess of the UTF-8 size (exact for ASCII); `put` grows it when wrong.
-  let buf = takeBuffer(size);
-  let at = 0;
-  /** Writes `s`, then the byte `end` unless it is NONE; grows the buffer first when they might not fit (≤ 3 bytes per UTF-16 unit). */
-  const put = (s: string, end: number) => {
-    if (at + s.length * 3 + 1 > buf.length) {
-      const bigger = takeBuffer(Math.max(buf.length * 2, at + s.length * 3 + 1));
-      buf.copy(bigger, 0, 0, at);
-      buf = bigger;
-    }
-    at += buf.write(s, at);
-    if (end !== NONE) buf[at++] = end;
-  };
-  for (let i = 0; i < rows.event.length; i++) {
-    put(copyText(rows.event[i]!), TAB);
-    put(copyText(rows.distinctId[i]!), TAB);
-    put(String(Math.trunc(rows.time[i]!)), TAB);
-    put(copyText(rows.insertId[i]!), TAB);
-    put(copyText(rows.properties[i]!), TAB);
-    put(copyText(rows.deviceId[i] ?? null), NONE);
-    put(tail, NEWLINE);
-  }
-  return buf.subarray(0, at);
+  return text;
 }
 
 const DEADLOCK = '40P01';
@@ -145,8 +100,8 @@ async function inSavepoint<T>(conn: pg.Client, undo: (err: unknown) => boolean, 
 async function copyStraight(conn: pg.Client, rows: EventRows, projectId: number, source: string, now: number): Promise<number> {
   const copy = conn.query(copyFrom(DIRECT));
   const text = copyLines(rows, `\t${Math.trunc(projectId)}\t${copyText(source)}\t${Math.trunc(now)}`);
-  await pipeline(Readable.from([text]), copy);
-  giveBack(text);
+  await pipeline(Readable.from(text.chunks()), copy);
+  text.release();
   return copy.rowCount;
 }
 
@@ -154,8 +109,8 @@ async function copyStraight(conn: pg.Client, rows: EventRows, projectId: number,
 async function stageAndMove(conn: pg.Client, rows: EventRows, projectId: number, source: string, now: number): Promise<number> {
   await conn.query(`${STAGE}; TRUNCATE event_stage`);
   const text = copyLines(rows);
-  await pipeline(Readable.from([text]), conn.query(copyFrom(COPY)));
-  giveBack(text);
+  await pipeline(Readable.from(text.chunks()), conn.query(copyFrom(COPY)));
+  text.release();
   const res = await conn.query(MOVE, [projectId, source, now]);
   return res.rowCount ?? 0;
 }
