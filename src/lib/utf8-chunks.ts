@@ -18,21 +18,20 @@ export class Utf8Chunks {
   private readonly full: Buffer[] = [];
   private buf: Buffer | undefined;
   private at = 0;
-  private written = 0;
 
   /** Appends `text`, then the byte `end` when given (a separator such as a tab or a newline). */
   write(text: string, end?: number): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit; +1 for `end`.
     const buf = this.room(text.length * 3 + 1);
-    const start = this.at;
     this.at += buf.write(text, this.at);
     if (end !== undefined) buf[this.at++] = end;
-    this.written += this.at - start;
   }
 
   /** Bytes written so far. */
   get byteLength(): number {
-    return this.written;
+    let n = this.at;
+    for (const b of this.full) n += b.length;
+    return n;
   }
 
   /** The text so far, in order. */
@@ -48,7 +47,6 @@ export class Utf8Chunks {
     this.full.length = 0;
     this.buf = undefined;
     this.at = 0;
-    this.written = 0;
   }
 
   /** The current chunk, with at least `bytes` free. */

@@ -33,7 +33,7 @@ import { KnownLinks } from '../known-links.js';
 import { ClickHouseConnection } from './clickhouse-connection.js';
 import { migrateEventStore } from './clickhouse-migrate.js';
 import { linksSql, pageBoundSql, reportSql, scanPageSql, timeSpanSql, type ScanCursor } from './clickhouse-reads.js';
-import { deleteMarker, eventFieldsOf, keyOfRow, rowHead, keyString, VersionClock, type EventKey } from './clickhouse-rows.js';
+import { deleteMarker, keyOfRow, rowHead, keyString, VersionClock, writeEventLine, type EventKey } from './clickhouse-rows.js';
 import { int, list, str } from './clickhouse-sql.js';
 import { parseClickHouseUrl } from './clickhouse-url.js';
 
@@ -49,9 +49,6 @@ interface KeyRow {
   time: number;
   insert_id: string;
 }
-
-/** Ends each JSONEachRow line of an INSERT body. */
-const NEWLINE = 10;
 
 /** Most events one grouped INSERT carries (a single larger batch still goes alone). */
 const GROUP_MAX_EVENTS = 20_000;
@@ -209,8 +206,7 @@ export class ClickHouseEventStore implements EventStore {
               const k = keyString(keyOfRow(rows, i));
               if (live.has(k)) continue;
               live.add(k);
-              body.write(head);
-              body.write(eventFieldsOf(rows, i), NEWLINE);
+              writeEventLine(body, head, rows, i);
               fresh++;
             }
             return fresh;
@@ -246,8 +242,7 @@ export class ClickHouseEventStore implements EventStore {
             const old = byInsertId.get(insertId) ?? [];
             const key = keyString(keyOfRow(rows, i));
             for (const k of old) if (keyString(k) !== key) body.write(deleteMarker(projectId, k, ver, batch.now));
-            body.write(rowHead({ projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }));
-            body.write(eventFieldsOf(rows, i), NEWLINE);
+            writeEventLine(body, rowHead({ projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }), rows, i);
             if (old.length === 0) result.inserted++;
             else result.updated++;
           }

@@ -2,6 +2,7 @@
  * Stored rows of the ClickHouse `events` table, built from the store's EventRows, and the
  * write versions that order them. Pure except for the version clock.
  */
+import type { Utf8Chunks } from '../../lib/utf8-chunks.js';
 import type { EventRows, RowEncoder } from '../event-rows.js';
 import { propertyColumns } from './clickhouse-properties.js';
 
@@ -85,6 +86,14 @@ export function rowHead(meta: RowMeta): string {
     `{"project_id":${meta.projectId},"ver":${meta.ver},"seq":${meta.ver},"is_deleted":0,"is_new":${meta.isNew ? 1 : 0},` +
     `"source":${JSON.stringify(meta.source)},"ingested_at":${meta.now},`
   );
+}
+
+const NEWLINE = 10;
+
+/** Appends row `i` as a JSONEachRow line stamped with `head` (rowHead) to an INSERT body, without building the line. */
+export function writeEventLine(body: Utf8Chunks, head: string, rows: EventRows, i: number): void {
+  body.write(head);
+  body.write(eventFieldsOf(rows, i), NEWLINE);
 }
 
 /** One `events` row as a JSONEachRow line. */
