@@ -75,6 +75,11 @@ export const configSchema = z.object({
     .optional(),
   /** With EVENT_STORE_CLUSTER: every shard node as clickhouse://… (comma-separated), where `release` creates the tables. */
   EVENT_STORE_SHARD_URLS: z.string().optional(),
+  /**
+   * ClickHouse: properties that get a segment column of their own, comma-separated (`release`
+   * adds them). Unset: Mixpanel's usual segmentation properties; empty: none. docs/scaling.md.
+   */
+  EVENT_STORE_HOT_PROPERTIES: z.string().optional(),
   REGION: z.enum(['US', 'EU', 'IN']).default('US'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 

@@ -17,7 +17,7 @@ export async function release(databaseUrl: string): Promise<string[]> {
 }
 
 /** The event store's schema when events live outside DATABASE_URL (ClickHouse); else nothing. */
-export async function releaseEventStore(config: Pick<Config, 'EVENT_STORE_URL' | 'EVENT_STORE_CLUSTER' | 'EVENT_STORE_SHARD_URLS'>): Promise<string[]> {
+export async function releaseEventStore(config: Pick<Config, 'EVENT_STORE_URL' | 'EVENT_STORE_CLUSTER' | 'EVENT_STORE_SHARD_URLS' | 'EVENT_STORE_HOT_PROPERTIES'>): Promise<string[]> {
   if (!config.EVENT_STORE_URL) return [];
   return migrateEventStore({ ...config, EVENT_STORE_URL: config.EVENT_STORE_URL });
 }

@@ -11,13 +11,18 @@ import { isClickHouseUrl } from './clickhouse/clickhouse-url.js';
 import type { EventStore } from './event-store.js';
 import { SqlEventStore } from './sql/sql-event-store.js';
 
-export type EventStoreConfig = Pick<Config, 'EVENT_STORE_URL'> & Partial<Pick<Config, 'EVENT_STORE_CLUSTER' | 'EVENT_STORE_SHARD_URLS'>>;
+export type EventStoreConfig = Pick<Config, 'EVENT_STORE_URL'> & Partial<Pick<Config, 'EVENT_STORE_CLUSTER' | 'EVENT_STORE_SHARD_URLS' | 'EVENT_STORE_HOT_PROPERTIES'>>;
 
 export function createEventStore(config: EventStoreConfig, db: Db): EventStore {
   const url = config.EVENT_STORE_URL;
   if (url === undefined || url === '') return new SqlEventStore(db);
   if (isClickHouseUrl(url)) {
-    return new ClickHouseEventStore({ EVENT_STORE_URL: url, EVENT_STORE_CLUSTER: config.EVENT_STORE_CLUSTER, EVENT_STORE_SHARD_URLS: config.EVENT_STORE_SHARD_URLS });
+    return new ClickHouseEventStore({
+      EVENT_STORE_URL: url,
+      EVENT_STORE_CLUSTER: config.EVENT_STORE_CLUSTER,
+      EVENT_STORE_SHARD_URLS: config.EVENT_STORE_SHARD_URLS,
+      EVENT_STORE_HOT_PROPERTIES: config.EVENT_STORE_HOT_PROPERTIES,
+    });
   }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
   throw new Error(`EVENT_STORE_URL: unsupported event store '${scheme ?? url.slice(0, 20)}' (leave it unset to keep events in DATABASE_URL)`);

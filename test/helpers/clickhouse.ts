@@ -23,6 +23,7 @@ export interface TestEventStoreConfig {
   EVENT_STORE_URL: string;
   EVENT_STORE_CLUSTER?: string;
   EVENT_STORE_SHARD_URLS?: string;
+  EVENT_STORE_HOT_PROPERTIES?: string;
 }
 
 export interface TestClickHouse {
@@ -52,10 +53,11 @@ export function clickhouseConfig(kind: ClickHouseKind, database: string): TestEv
   };
 }
 
-export async function createTestClickHouse(kind: ClickHouseKind): Promise<TestClickHouse> {
+/** `hotProperties`: EVENT_STORE_HOT_PROPERTIES for the migration (unset: the defaults). */
+export async function createTestClickHouse(kind: ClickHouseKind, hotProperties?: string): Promise<TestClickHouse> {
   // The name says test: dropEventStore only ever runs on such databases.
   const database = `test_${crypto.randomBytes(6).toString('hex')}`;
-  const config = clickhouseConfig(kind, database);
+  const config = { ...clickhouseConfig(kind, database), ...(hotProperties === undefined ? {} : { EVENT_STORE_HOT_PROPERTIES: hotProperties }) };
   await migrateEventStore(config);
   return {
     kind,

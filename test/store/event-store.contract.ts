@@ -376,6 +376,25 @@ export function eventStoreContract(kind: StoreKind): void {
             }
           });
 
+      it('segments by the newest version: updates that change the property, deletes and replays', async () => {
+        const p = newProject();
+        const data = dataset();
+        await write(store, p, data);
+        const changed = data.filter((_, i) => i % 4 === 1).map((e, i) => ({ ...e, properties: { ...e.properties, os: i % 2 ? 'changed' : ['web', 'x'] } }));
+        await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(changed), now: T0 });
+        const gone = data.filter((_, i) => i % 7 === 3).map((e) => e.insertId);
+        await store.deleteByKey(p, gone);
+        await write(store, p, data.slice(0, 30)); // replays of stored (and of deleted) keys
+        const byId = new Map(changed.map((e) => [e.insertId, e]));
+        const expectedEvents = data.filter((e) => !gone.includes(e.insertId)).map((e) => byId.get(e.insertId) ?? e);
+        // Replays of deleted keys are new events again (a delete frees its key).
+        expectedEvents.push(...data.slice(0, 30).filter((e) => gone.includes(e.insertId)));
+        for (const on of ['properties["os"]', undefined]) {
+          const got = await store.report({ projectId: p, fromMs: T0 - HOUR, toMs: T0 + 40 * 24 * HOUR, unit: 'day', type: 'general', on: on ? parseExpression(on) : undefined });
+          expect(sortCells(got), String(on)).toEqual(sortCells(referenceReport(expectedEvents, new Map(), { unit: 'day', type: 'general', on })));
+        }
+      });
+
       it('counts only the time range asked', async () => {
         const p = projectWith.get('report') ?? (await seed('report'));
         const got = await store.report({ projectId: p, fromMs: T0, toMs: T0 + 24 * HOUR, unit: 'day', type: 'general' });

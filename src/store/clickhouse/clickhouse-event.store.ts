@@ -31,16 +31,28 @@ import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { Utf8Chunks } from '../../lib/utf8-chunks.js';
 import { KnownLinks } from '../known-links.js';
 import { ClickHouseConnection } from './clickhouse-connection.js';
-import { migrateEventStore } from './clickhouse-migrate.js';
-import { linksSql, pageBoundSql, reportSql, scanPageSql, timeSpanSql, type ScanCursor } from './clickhouse-reads.js';
+import { migrateEventStore, type EventStoreSchemaConfig } from './clickhouse-migrate.js';
+import { HOT_COLUMN_PREFIX } from './clickhouse-hot-properties.js';
+import { linksSql, pageBoundSql, reportSql, scanPageSql, sliceBounds, sliceProbeSql, timeSpanSql, type ReportPlan, type ScanCursor } from './clickhouse-reads.js';
 import { deleteMarker, keyOfRow, rowHead, keyString, VersionClock, writeEventLine, type EventKey } from './clickhouse-rows.js';
 import { int, list, str } from './clickhouse-sql.js';
 import { parseClickHouseUrl } from './clickhouse-url.js';
 
-export interface ClickHouseStoreConfig {
-  EVENT_STORE_URL: string;
-  EVENT_STORE_CLUSTER?: string;
-  EVENT_STORE_SHARD_URLS?: string;
+export type ClickHouseStoreConfig = EventStoreSchemaConfig;
+
+export interface ClickHouseReadOptions {
+  /**
+   * Reports over fewer rows than this run one FINAL; larger ones are cut into time slices, one
+   * per server thread (the probe that finds the cuts costs a round trip). Tests set 0.
+   */
+  sliceMinRows?: number;
+}
+
+/** What reads adapt to, asked of the server once: its hot-property columns and its threads. */
+interface ServerReadInfo {
+  /** Property name → its segment column (clickhouse-hot-properties.ts). */
+  hotColumns: ReadonlyMap<string, string>;
+  threads: number;
 }
 
 interface KeyRow {
@@ -79,12 +91,50 @@ export class ClickHouseEventStore implements EventStore {
     GROUP_MAX_EVENTS,
   );
 
-  constructor(private readonly config: ClickHouseStoreConfig) {
+  private readInfo?: Promise<ServerReadInfo>;
+  private readonly sliceMinRows: number;
+
+  constructor(
+    private readonly config: ClickHouseStoreConfig,
+    options: ClickHouseReadOptions = {},
+  ) {
     this.conn = new ClickHouseConnection(parseClickHouseUrl(config.EVENT_STORE_URL), { distributedSync: Boolean(config.EVENT_STORE_CLUSTER) });
+    this.sliceMinRows = options.sliceMinRows ?? 100_000;
   }
 
   async migrate(): Promise<void> {
     await migrateEventStore(this.config);
+    this.readInfo = undefined;
+  }
+
+  /** Cached for the process (a release adding hot columns is followed by a restart); a failed ask is asked again. */
+  private serverReadInfo(): Promise<ServerReadInfo> {
+    this.readInfo ??= this.askServerReadInfo().catch((err: unknown) => {
+      this.readInfo = undefined;
+      throw err;
+    });
+    return this.readInfo;
+  }
+
+  private async askServerReadInfo(): Promise<ServerReadInfo> {
+    const columns = await this.conn.rows<{ name: string; comment: string }>(
+      `SELECT name, comment FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND substring(name, 1, ${HOT_COLUMN_PREFIX.length}) = ${str(HOT_COLUMN_PREFIX)}`,
+    );
+    const [threads] = await this.conn.rows<{ value: string }>(`SELECT value FROM system.settings WHERE name = 'max_threads'`);
+    return {
+      hotColumns: new Map(columns.filter((c) => c.comment !== '').map((c) => [c.comment, c.name])),
+      threads: Number(/\d+/.exec(threads?.value ?? '')?.[0] ?? 1),
+    };
+  }
+
+  /** The hot column standing in for a segmentation's property, and the time slices of a large range. */
+  private async reportPlan(query: ReportQuery): Promise<ReportPlan> {
+    const info = await this.serverReadInfo();
+    const segmentColumn = query.on?.kind === 'property' ? info.hotColumns.get(query.on.name) : undefined;
+    if (info.threads < 2) return { segmentColumn };
+    const [probe] = await this.conn.rows<{ n: number; q: number[] }>(sliceProbeSql(query, info.threads));
+    if (!probe || Number(probe.n) < this.sliceMinRows) return { segmentColumn };
+    return { segmentColumn, sliceBounds: sliceBounds(query, probe.q.map(Number)) };
   }
 
   /**
@@ -310,7 +360,7 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   async report(query: ReportQuery): Promise<ReportCell[]> {
-    const rows = await this.conn.rows<{ segment: string; bucket: number; value: number }>(reportSql(query));
+    const rows = await this.conn.rows<{ segment: string; bucket: number; value: number }>(reportSql(query, await this.reportPlan(query)));
     return rows.map((r) => ({ segment: r.segment, bucket: Number(r.bucket), value: Number(r.value) }));
   }
 

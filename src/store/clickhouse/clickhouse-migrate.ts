@@ -4,6 +4,7 @@
  * and creates the local and Distributed tables there; each node records what it has applied.
  */
 import { ClickHouseConnection } from './clickhouse-connection.js';
+import { hotColumnDefinition, hotColumnName, parseHotProperties } from './clickhouse-hot-properties.js';
 import { clickhouseMigrations, migrationsTableDdl, MIGRATIONS_TABLE, type SchemaLayout } from './clickhouse-schema.js';
 import { ident, str } from './clickhouse-sql.js';
 import { parseClickHouseUrl } from './clickhouse-url.js';
@@ -13,6 +14,8 @@ export interface EventStoreSchemaConfig {
   EVENT_STORE_CLUSTER?: string;
   /** Cluster only: one clickhouse:// URL per shard node (same credentials and database). */
   EVENT_STORE_SHARD_URLS?: string;
+  /** Properties that get a segment column of their own (clickhouse-hot-properties.ts); unset: the defaults. */
+  EVENT_STORE_HOT_PROPERTIES?: string;
 }
 
 /** The node URLs DDL must run on: every shard of the cluster, or the one server. */
@@ -44,6 +47,29 @@ async function migrateNode(conn: ClickHouseConnection, layout: SchemaLayout): Pr
 }
 
 /**
+ * Adds the segment column of each hot property the node's events table lacks (on a cluster to
+ * the shard's local table and to the Distributed table over it). Metadata only: existing parts
+ * compute the column from their arrays when read. Columns of properties no longer listed stay
+ * (dropping one is an operator's decision, `ALTER TABLE … DROP COLUMN`).
+ */
+async function addHotColumns(conn: ClickHouseConnection, layout: SchemaLayout, properties: readonly string[]): Promise<string[]> {
+  const db = ident(layout.database);
+  const tables = layout.cluster ? ['events_local', 'events'] : ['events'];
+  const added: string[] = [];
+  for (const table of tables) {
+    const have = new Set(
+      (await conn.rows<{ name: string }>(`SELECT name FROM system.columns WHERE database = ${str(layout.database)} AND table = ${str(table)}`)).map((r) => r.name),
+    );
+    for (const property of properties) {
+      if (have.has(hotColumnName(property))) continue;
+      await conn.command(`ALTER TABLE ${db}.${table} ADD COLUMN ${hotColumnDefinition(property, table === 'events_local' ? 'DEFAULT' : 'MATERIALIZED')}`);
+      if (table === 'events') added.push(`hot property ${property}`);
+    }
+  }
+  return added;
+}
+
+/**
  * A cluster must be defined on the entry node, and EVENT_STORE_SHARD_URLS must name as many
  * nodes as it has shards: a shard without tables would fail every Distributed query later.
  */
@@ -66,6 +92,7 @@ async function checkCluster(config: EventStoreSchemaConfig, nodes: readonly stri
 export async function migrateEventStore(config: EventStoreSchemaConfig): Promise<string[]> {
   const out: string[] = [];
   const nodes = schemaNodes(config);
+  const hot = parseHotProperties(config.EVENT_STORE_HOT_PROPERTIES);
   await checkCluster(config, nodes);
   for (const url of nodes) {
     const target = parseClickHouseUrl(url);
@@ -73,7 +100,8 @@ export async function migrateEventStore(config: EventStoreSchemaConfig): Promise
     const conn = new ClickHouseConnection({ ...target, database: 'default' });
     try {
       const layout = { database: target.database, cluster: config.EVENT_STORE_CLUSTER };
-      for (const name of await migrateNode(conn, layout)) out.push(`${target.url}/${target.database}: ${name}`);
+      const applied = [...(await migrateNode(conn, layout)), ...(await addHotColumns(conn, layout, hot))];
+      for (const name of applied) out.push(`${target.url}/${target.database}: ${name}`);
     } finally {
       await conn.close();
     }

@@ -51,6 +51,20 @@ export interface LiveOptions {
   resolved?: boolean;
   /** The `on` expression the caller will compute over the rows. */
   on?: Expr;
+  /** A hot property's column holding `on`'s labels: returned instead of the property arrays `on` would read. */
+  segmentColumn?: string;
+  /** Interior time bounds, ascending: FINAL runs once per slice between them (see timeSlices). */
+  sliceBounds?: readonly number[];
+}
+
+/**
+ * The filter's range cut at the bounds into slices, as key conditions. FINAL merges one stream
+ * on one thread; slices are separate FINALs that ClickHouse runs side by side under UNION ALL.
+ * Exact, because `time` is part of the dedupe key: all versions of an event fall in one slice.
+ */
+function timeSlices(bounds: readonly number[] = []): string[][] {
+  if (bounds.length === 0) return [[]];
+  return [[`time < ${int(bounds[0]!)}`], ...bounds.map((b, i) => [`time >= ${int(b)}`, ...(i + 1 < bounds.length ? [`time < ${int(bounds[i + 1]!)}`] : [])])];
 }
 
 /**
@@ -59,12 +73,16 @@ export interface LiveOptions {
  * the needed ones are selected (property arrays only when where/on read properties).
  */
 export function liveEventsSql(f: EventFilter, o: LiveOptions = {}): string {
-  const wantArrays = readsProperties(f.where) || readsProperties(o.on);
+  const wantArrays = readsProperties(f.where) || (!o.segmentColumn && readsProperties(o.on));
   const cols = ['event', 'distinct_id', 'time', 'insert_id'];
   if (o.resolved) cols.push('device_id');
   if (o.properties) cols.push('properties');
+  if (o.segmentColumn) cols.push(o.segmentColumn);
   if (wantArrays) cols.push(PROPERTY_ARRAYS);
-  const inner = `SELECT ${cols.join(', ')}, is_deleted FROM events FINAL WHERE ${[...keyConditions(f), ...(o.extraKeyConditions ?? [])].join(' AND ')}`;
+  const keyConds = [...keyConditions(f), ...(o.extraKeyConditions ?? [])];
+  const inner = timeSlices(o.sliceBounds)
+    .map((slice) => `SELECT ${cols.join(', ')}, is_deleted FROM events FINAL WHERE ${[...keyConds, ...slice].join(' AND ')}`)
+    .join(' UNION ALL ');
   const where = ['is_deleted = 0'];
   if (f.where) where.push(whereSql(f.where, EXPRESSION_COLUMNS));
   if (!o.resolved) return `SELECT ${cols.join(', ')} FROM (${inner}) WHERE ${where.join(' AND ')}`;
@@ -72,6 +90,22 @@ export function liveEventsSql(f: EventFilter, o: LiveOptions = {}): string {
     `SELECT ${cols.join(', ')}, ${RESOLVED_ID} AS resolved_id FROM (${inner}) ` +
     `GLOBAL ANY LEFT JOIN (${linksSql(f.projectId)}) USING device_id WHERE ${where.join(' AND ')}`
   );
+}
+
+/** Rows (versions included) in the filter's range and the time quantiles that cut it into `slices` parts. */
+export function sliceProbeSql(f: EventFilter, slices: number): string {
+  const fractions = Array.from({ length: slices - 1 }, (_, i) => ((i + 1) / slices).toFixed(4));
+  return `SELECT count() AS n, quantiles(${fractions.join(', ')})(time) AS q FROM events WHERE ${keyConditions(f).join(' AND ')}`;
+}
+
+/** Interior bounds from the probe's quantiles: whole ms, strictly inside the range, ascending, distinct. */
+export function sliceBounds(f: EventFilter, quantiles: readonly number[]): number[] {
+  const out: number[] = [];
+  for (const q of quantiles) {
+    const b = Math.round(q);
+    if (b > f.fromMs && b < f.toMs && b > (out[out.length - 1] ?? -Infinity)) out.push(b);
+  }
+  return out;
 }
 
 /** Where the keyset page starts: strictly after this (time, event, distinct_id, insert_id). */
@@ -142,14 +176,21 @@ export function bucketSql(unit: Unit): string {
   }
 }
 
-export function reportSql(q: ReportQuery): string {
+/** How a report reads, decided by the store from what the server has (hot columns, threads). */
+export interface ReportPlan {
+  segmentColumn?: string;
+  sliceBounds?: readonly number[];
+}
+
+export function reportSql(q: ReportQuery, plan: ReportPlan = {}): string {
   const resolved = q.type !== 'general';
-  const segment = q.on ? `arrayJoin(${segmentLabelsSql(q.on, EXPRESSION_COLUMNS)})` : 'event';
+  const labels = plan.segmentColumn ?? (q.on ? segmentLabelsSql(q.on, EXPRESSION_COLUMNS) : undefined);
+  const segment = labels ? `arrayJoin(${labels})` : 'event';
   const value =
     q.type === 'general' ? 'toFloat64(count())' : q.type === 'unique' ? 'toFloat64(uniqExact(resolved_id))' : 'count() / uniqExact(resolved_id)';
   return (
     `SELECT segment, bucket, ${value} AS value FROM (` +
-    `SELECT ${segment} AS segment, ${bucketSql(q.unit)} AS bucket${resolved ? ', resolved_id' : ''} FROM (${liveEventsSql(q, { resolved, on: q.on })})` +
+    `SELECT ${segment} AS segment, ${bucketSql(q.unit)} AS bucket${resolved ? ', resolved_id' : ''} FROM (${liveEventsSql(q, { resolved, on: q.on, ...plan })})` +
     `) GROUP BY segment, bucket ORDER BY segment, bucket`
   );
 }
