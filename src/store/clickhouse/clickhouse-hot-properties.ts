@@ -5,12 +5,12 @@
  * one small array instead of the nine typed property arrays: ~6× less work at 2M events
  * (docs/scaling.md). The column's expression is the very SQL a report would compute from the
  * arrays, so both ways give the same labels, and rows written before the column existed are
- * computed from their arrays when read. The column's COMMENT names its property, which is how
- * readers find the columns without any configuration of their own. Pure: builds text.
+ * computed from their arrays when read. The column's COMMENT names its property (set by the
+ * release), which is how readers find the columns without any configuration of their own.
+ * Pure: builds text.
  */
 import crypto from 'node:crypto';
 import { segmentLabelsSql } from './clickhouse-expression.js';
-import { str } from './clickhouse-sql.js';
 
 /** Mixpanel's own segmentation defaults plus the campaign tags: what a dashboard groups by. */
 export const DEFAULT_HOT_PROPERTIES = ['mp_country_code', '$city', '$region', '$browser', '$os', '$device', 'utm_source', 'utm_campaign'];
@@ -47,5 +47,5 @@ export function hotColumnName(property: string): string {
  */
 export function hotColumnDefinition(property: string, kind: 'MATERIALIZED' | 'DEFAULT'): string {
   const labels = segmentLabelsSql({ kind: 'property', name: property }, { distinctId: 'distinct_id' });
-  return `${hotColumnName(property)} Array(String) ${kind} ${labels} COMMENT ${str(property)}`;
+  return `${hotColumnName(property)} Array(String) ${kind} ${labels}`;
 }

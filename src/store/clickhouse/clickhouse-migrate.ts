@@ -57,13 +57,19 @@ async function addHotColumns(conn: ClickHouseConnection, layout: SchemaLayout, p
   const tables = layout.cluster ? ['events_local', 'events'] : ['events'];
   const added: string[] = [];
   for (const table of tables) {
-    const have = new Set(
-      (await conn.rows<{ name: string }>(`SELECT name FROM system.columns WHERE database = ${str(layout.database)} AND table = ${str(table)}`)).map((r) => r.name),
+    const have = new Map(
+      (await conn.rows<{ name: string; comment: string }>(`SELECT name, comment FROM system.columns WHERE database = ${str(layout.database)} AND table = ${str(table)}`)).map(
+        (r) => [r.name, r.comment],
+      ),
     );
     for (const property of properties) {
-      if (have.has(hotColumnName(property))) continue;
-      await conn.command(`ALTER TABLE ${db}.${table} ADD COLUMN ${hotColumnDefinition(property, table === 'events_local' ? 'DEFAULT' : 'MATERIALIZED')}`);
-      if (table === 'events') added.push(`hot property ${property}`);
+      const column = hotColumnName(property);
+      if (!have.has(column)) {
+        await conn.command(`ALTER TABLE ${db}.${table} ADD COLUMN ${hotColumnDefinition(property, table === 'events_local' ? 'DEFAULT' : 'MATERIALIZED')}`);
+        if (table === 'events') added.push(`hot property ${property}`);
+      }
+      // 18.16 drops a COMMENT given in ADD COLUMN; readers find the column by it.
+      if (have.get(column) !== property) await conn.command(`ALTER TABLE ${db}.${table} COMMENT COLUMN ${column} ${str(property)}`);
     }
   }
   return added;
