@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouseConnection } from '../../src/store/clickhouse/clickhouse-connection.js';
+import { DEFAULT_HOT_PROPERTIES, hotColumnName } from '../../src/store/clickhouse/clickhouse-hot-properties.js';
 import { migrateEventStore } from '../../src/store/clickhouse/clickhouse-migrate.js';
 import { parseClickHouseUrl } from '../../src/store/clickhouse/clickhouse-url.js';
 import { clickhouseKinds, createTestClickHouse, type TestClickHouse } from '../helpers/clickhouse.js';
@@ -34,6 +35,33 @@ describe.each(clickhouseKinds())('ClickHouse schema on %s', (kind) => {
         ? ['event_store_migrations', 'events', 'identity_links', 'usage', 'usage_mv']
         : ['event_store_migrations', 'events', 'events_local', 'identity_links', 'identity_links_local', 'usage', 'usage_local', 'usage_mv'];
     expect(tables.map((t) => t.name)).toEqual(expected);
+  });
+
+  it('gives each hot property a segment column named by its COMMENT, once; rows older than the column read it too', async () => {
+    const hotColumns = async (table: string) =>
+      Object.fromEntries(
+        (
+          await conn.rows<{ name: string; comment: string; default_kind: string }>(
+            `SELECT name, comment, default_kind FROM system.columns WHERE database = '${ch.database}' AND table = '${table}' AND name LIKE 'seg%'`,
+          )
+        ).map((c) => [c.comment, `${c.name} ${c.default_kind}`]),
+      );
+    const tables = kind === 'clickhouse' ? { events: 'MATERIALIZED' } : { events: 'MATERIALIZED', events_local: 'DEFAULT' };
+    for (const [table, how] of Object.entries(tables)) {
+      expect(await hotColumns(table)).toEqual(Object.fromEntries(DEFAULT_HOT_PROPERTIES.map((p) => [p, `${hotColumnName(p)} ${how}`])));
+    }
+    await conn.insert('events', [{ ...row('hot-old', 1, 0, '{"plan":"pro"}'), project_id: 8, prop_keys: ['plan'], prop_types: [4], prop_nums: [0], prop_strs: ['pro'] }]);
+    const config = { ...ch.config, EVENT_STORE_HOT_PROPERTIES: ' plan , mp_country_code,plan' };
+    expect((await migrateEventStore(config)).map((l) => l.replace(/^.*: /, ''))).toEqual(kind === 'clickhouse' ? ['hot property plan'] : ['hot property plan', 'hot property plan']);
+    expect(await migrateEventStore(config)).toEqual([]);
+    for (const [table, how] of Object.entries(tables)) expect((await hotColumns(table)).plan).toBe(`${hotColumnName('plan')} ${how}`);
+    await conn.insert('events', [{ ...row('hot-new', 1, 0, '{}'), project_id: 8 }]);
+    const labels = await conn.rows<{ insert_id: string; l: string[] }>(`SELECT insert_id, ${hotColumnName('plan')} AS l FROM events WHERE project_id = 8 ORDER BY insert_id`);
+    expect(labels).toEqual([
+      { insert_id: 'hot-new', l: ['undefined'] },
+      { insert_id: 'hot-old', l: ['pro'] },
+    ]);
+    await expect(migrateEventStore({ ...ch.config, EVENT_STORE_HOT_PROPERTIES: 'plan,time' })).rejects.toThrow(/time is a column of every event already/);
   });
 
   it('reads the newest version of a key exactly, before any merge', async () => {
