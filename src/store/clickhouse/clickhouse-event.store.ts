@@ -15,6 +15,7 @@
  */
 import type {
   EventBatch,
+  EventFilter,
   EventNameCount,
   EventStore,
   Identity,
@@ -33,7 +34,18 @@ import { KnownLinks } from '../known-links.js';
 import { ClickHouseConnection } from './clickhouse-connection.js';
 import { migrateEventStore, type EventStoreSchemaConfig } from './clickhouse-migrate.js';
 import { HOT_COLUMN_PREFIX } from './clickhouse-hot-properties.js';
-import { linksSql, pageBoundSql, reportSql, scanPageSql, sliceBounds, sliceProbeSql, timeSpanSql, type ReportPlan, type ScanCursor } from './clickhouse-reads.js';
+import {
+  eventNamesSql,
+  linksSql,
+  pageBoundSql,
+  reportSql,
+  scanPageSql,
+  sliceBounds,
+  sliceProbeSql,
+  timeSpanSql,
+  type ReportPlan,
+  type ScanCursor,
+} from './clickhouse-reads.js';
 import { deleteMarker, keyOfRow, rowHead, keyString, VersionClock, writeEventLine, type EventKey } from './clickhouse-rows.js';
 import { int, list, str } from './clickhouse-sql.js';
 import { parseClickHouseUrl } from './clickhouse-url.js';
@@ -127,14 +139,20 @@ export class ClickHouseEventStore implements EventStore {
     };
   }
 
+  /** Where to cut a large range into one slice per server thread; none for a small one. */
+  private async sliceBoundsOf(f: EventFilter): Promise<number[] | undefined> {
+    const { threads } = await this.serverReadInfo();
+    if (threads < 2) return undefined;
+    const [probe] = await this.conn.rows<{ n: number; q: number[] }>(sliceProbeSql(f, threads));
+    if (!probe || Number(probe.n) < this.sliceMinRows) return undefined;
+    return sliceBounds(f, probe.q.map(Number));
+  }
+
   /** The hot column standing in for a segmentation's property, and the time slices of a large range. */
   private async reportPlan(query: ReportQuery): Promise<ReportPlan> {
-    const info = await this.serverReadInfo();
-    const segmentColumn = query.on?.kind === 'property' ? info.hotColumns.get(query.on.name) : undefined;
-    if (info.threads < 2) return { segmentColumn };
-    const [probe] = await this.conn.rows<{ n: number; q: number[] }>(sliceProbeSql(query, info.threads));
-    if (!probe || Number(probe.n) < this.sliceMinRows) return { segmentColumn };
-    return { segmentColumn, sliceBounds: sliceBounds(query, probe.q.map(Number)) };
+    const { hotColumns } = await this.serverReadInfo();
+    const segmentColumn = query.on?.kind === 'property' ? hotColumns.get(query.on.name) : undefined;
+    return { segmentColumn, sliceBounds: await this.sliceBoundsOf(query) };
   }
 
   /**
@@ -365,10 +383,8 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   async eventNames(projectId: number, sinceMs: number, limit: number): Promise<EventNameCount[]> {
-    const rows = await this.conn.rows<{ event: string; n: number }>(
-      `SELECT event, count() AS n FROM events FINAL WHERE project_id = ${int(projectId)} AND time >= ${int(sinceMs)} AND is_deleted = 0 ` +
-        `GROUP BY event ORDER BY n DESC, event ASC LIMIT ${int(limit)}`,
-    );
+    const f = { projectId, fromMs: sinceMs, toMs: Number.MAX_SAFE_INTEGER };
+    const rows = await this.conn.rows<{ event: string; n: number }>(eventNamesSql(f, limit, await this.sliceBoundsOf(f)));
     return rows.map((r) => ({ event: r.event, count: Number(r.n) }));
   }
 

@@ -4,7 +4,8 @@
  * because all versions of a key share a shard) without delete markers, joined GLOBAL to the
  * first link of each device so `resolved_id` is the linked user or the distinct_id. Conditions
  * on key columns go inside FINAL (all versions of a key agree on them); anything else outside.
- * Pure: builds text.
+ * Large aggregations cut FINAL into time slices that run side by side (timeSlices). Pure:
+ * builds text.
  */
 import type { Unit } from '../../domain/time-buckets.js';
 import type { EventFilter, ReportQuery } from '../event-store.js';
@@ -174,6 +175,11 @@ export function bucketSql(unit: Unit): string {
     case 'month':
       return `toInt64(toUnixTimestamp(toDateTime(toStartOfMonth(toDateTime(intDiv(time, 1000), 'UTC')), 'UTC'))) * 1000`;
   }
+}
+
+/** The catalog: live events since the filter's start counted by name, most frequent first, ties by name. */
+export function eventNamesSql(f: EventFilter, limit: number, bounds?: readonly number[]): string {
+  return `SELECT event, count() AS n FROM (${liveEventsSql(f, { sliceBounds: bounds })}) GROUP BY event ORDER BY n DESC, event ASC LIMIT ${int(limit)}`;
 }
 
 /** How a report reads, decided by the store from what the server has (hot columns, threads). */
