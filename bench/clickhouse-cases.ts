@@ -28,7 +28,8 @@ export interface RateResult {
 /** A fresh database for one measurement; dropped by the returned function. */
 export async function scratchClickHouse(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const scoped = withDatabase(url, `bench_${crypto.randomBytes(5).toString('hex')}`);
-  await migrateEventStore({ EVENT_STORE_URL: scoped });
+  // The hot properties the service under test gets too (EVENT_STORE_HOT_PROPERTIES, else the defaults).
+  await migrateEventStore({ EVENT_STORE_URL: scoped, EVENT_STORE_HOT_PROPERTIES: process.env.EVENT_STORE_HOT_PROPERTIES });
   return { url: scoped, drop: () => dropEventStore({ EVENT_STORE_URL: scoped }) };
 }
 
