@@ -183,10 +183,7 @@ export function eventNamesSql(f: EventFilter, limit: number, bounds?: readonly n
 }
 
 /** How a report reads, decided by the store from what the server has (hot columns, threads). */
-export interface ReportPlan {
-  segmentColumn?: string;
-  sliceBounds?: readonly number[];
-}
+export type ReportPlan = Pick<LiveOptions, 'segmentColumn' | 'sliceBounds'>;
 
 export function reportSql(q: ReportQuery, plan: ReportPlan = {}): string {
   const resolved = q.type !== 'general';
