@@ -1,10 +1,13 @@
 /**
  * The experiments bench's measurement, run in its own process by bench/isolated.ts: a workspace
  * with `n` experiments (bulk-inserted through the repository), then `requests` sequential
- * GET …/experiments over real HTTP, each timed until the whole body has arrived; and, as a floor,
- * the repository query alone.
+ * GET …/experiments over real HTTP from a client process of its own (list-client.ts), each
+ * timed until the whole body has arrived; and, as a floor, the repository query alone.
  */
+import { fork } from 'node:child_process';
 import crypto from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { configFrom } from '../config/index.js';
 import { Authenticator } from '../src/accounts/authenticator.js';
 import { createProject, createServiceAccount } from '../src/accounts/accounts.service.js';
@@ -19,6 +22,7 @@ import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
 import { JobQueues } from '../src/queue/queues.js';
 import { createRedisConnections } from '../src/queue/redis-connection.js';
 import { syntheticExperiments } from '../test/helpers/experiments-fixture.js';
+import type { ListClientOutcome } from './list-client.js';
 
 export interface ListArgs {
   kind: 'sqlite' | 'postgres';
@@ -59,6 +63,18 @@ async function open(args: ListArgs): Promise<{ db: Db; url: string; close: () =>
   };
 }
 
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+function runListClient(job: { url: string; authorization: string; requests: number }): Promise<ListClientOutcome> {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(here, 'list-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', (m) => resolve(m as ListClientOutcome));
+    child.once('error', reject);
+    child.once('exit', (code) => code !== 0 && reject(new Error(`list client exited with ${code}`)));
+    child.send(job);
+  });
+}
+
 export async function listLatency(args: ListArgs): Promise<ListResult> {
   const o = await open(args);
   await migrateLatest(o.db);
@@ -84,23 +100,8 @@ export async function listLatency(args: ListArgs): Promise<ListResult> {
   const url = `http://127.0.0.1:${server.port}/api/app/workspaces/${project.workspace_id}/experiments`;
   const authorization = `Basic ${Buffer.from(`${sa.username}:${sa.secret}`).toString('base64')}`;
 
-  const http: number[] = [];
-  let bytes = 0;
-  // One unmeasured request warms the credential cache, the connection and the query plan.
-  for (let i = 0; i <= args.requests; i++) {
-    const started = performance.now();
-    const res = await fetch(url, { headers: { authorization } });
-    const body = await res.text();
-    const ms = performance.now() - started;
-    if (res.status !== 200) throw new Error(`list answered ${res.status}: ${body.slice(0, 200)}`);
-    if (i === 0) {
-      const count = (JSON.parse(body) as { results: unknown[] }).results.length;
-      if (count !== args.n) throw new Error(`listed ${count} of ${args.n}`);
-      bytes = Buffer.byteLength(body);
-    } else {
-      http.push(ms);
-    }
-  }
+  const client = await runListClient({ url, authorization, requests: args.requests });
+  if (client.count !== args.n) throw new Error(`listed ${client.count} of ${args.n}`);
   const query: number[] = [];
   for (let i = 0; i < args.requests; i++) {
     const started = performance.now();
@@ -110,5 +111,5 @@ export async function listLatency(args: ListArgs): Promise<ListResult> {
   await server.close();
   await queues.close();
   await o.close();
-  return { http, query, bytes };
+  return { http: client.http, query, bytes: client.bytes };
 }

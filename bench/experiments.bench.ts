@@ -1,6 +1,6 @@
 /**
  * Experiments listing (issue 7): latency of GET /api/app/workspaces/{id}/experiments on a
- * workspace with 10k experiments over real HTTP, p50 and p99 over a few requests, per database;
+ * workspace with 10k experiments over real HTTP from a separate client process, p50 and p99 over a few requests, per database;
  * the repository query alone is the floor. Each database runs in its own process (peak RSS).
  */
 import path from 'node:path';
