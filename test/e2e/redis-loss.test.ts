@@ -19,7 +19,10 @@ import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
 import { crossKinds, redisOverrides } from '../helpers/redis-kinds.js';
 import { body, deleteKeysUnder, gzip, keysUnder, ndjsonEvents, startInProcessWorker, until, type InProcessWorker } from '../helpers/job-platform.js';
 
-const N = { sqlite: 60_000, postgres: 40_000 } as const;
+// Enough that the run is still going well after the loss: the handler learns of it only at its
+// next lock renewal (every JOB_LOCK_MS / 2), and a fast machine imports ~100k events a second —
+// with 60k the run could finish first, in one attempt, and never exercise the reconciler.
+const N = { sqlite: 180_000, postgres: 120_000 } as const;
 
 describe.each(crossKinds(dbKinds()))('Redis loss mid-run on %s, queues on %s', (kind, redisKind) => {
   let t: TestDb;
@@ -30,7 +33,7 @@ describe.each(crossKinds(dbKinds()))('Redis loss mid-run on %s, queues on %s', (
 
   beforeAll(async () => {
     t = await createTestDb(kind);
-    app = await startTestApp(t.db, { ...redisOverrides(redisKind), UPLOAD_DIR: uploads, JOB_LOCK_MS: 2000 });
+    app = await startTestApp(t.db, { ...redisOverrides(redisKind), UPLOAD_DIR: uploads, JOB_LOCK_MS: 1000 });
     worker = await startInProcessWorker(t.db, app.config);
     reconciler = new Reconciler({ db: t.db, queues: worker.queues, log: silentLogger, sources: reconcileSources, intervalMs: 500 });
   });
