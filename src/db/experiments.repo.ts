@@ -2,11 +2,9 @@
  * Experiments in SQL. Times are epoch-ms bigints, JSON columns jsonb (Postgres) or text (SQLite);
  * the mapping to and from ExperimentRecord, and every dialect difference, lives here.
  */
-import type { Knex } from 'knex';
-import { LISTED_JSON_FIELDS, type ListedExperiment, type ListedJsonField } from '../domain/experiment-api-text.js';
 import type { ExperimentRecord } from '../domain/experiment.js';
 import type { ExperimentState, ExperimentStatus } from '../domain/experiment-state.js';
-import { dialect, parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
+import { parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
 
 const TABLE = 'experiments';
 /** Rows per multi-row INSERT: ~30 columns each stays under SQLite's and Postgres's parameter limits. */
@@ -20,8 +18,8 @@ export type ExperimentChanges = Partial<
 
 const nullableMs = (v: unknown) => (v === null || v === undefined ? null : toNumber(v));
 
-/** Everything but the JSON columns the listing copies as text. */
-function toRecordHead(r: Record<string, unknown>): Omit<ExperimentRecord, ListedJsonField> {
+function toRecord(r: Record<string, unknown>): ExperimentRecord {
+  const decision = parseJson<ExperimentRecord['decision']>(r.decision) ?? null;
   return {
     id: r.id as string,
     workspaceId: toNumber(r.workspace_id),
@@ -30,8 +28,14 @@ function toRecordHead(r: Record<string, unknown>): Omit<ExperimentRecord, Listed
     description: (r.description as string | null) ?? null,
     hypothesis: (r.hypothesis as string | null) ?? null,
     status: r.status as ExperimentStatus,
+    tags: parseJson<string[]>(r.tags),
+    variants: parseJson<unknown[]>(r.variants),
+    metrics: parseJson<unknown[]>(r.metrics),
     settings: parseJson(r.settings),
-    decision: parseJson<ExperimentRecord['decision']>(r.decision) ?? null,
+    exposuresCache: parseJson(r.exposures_cache),
+    resultsCache: parseJson(r.results_cache),
+    featureFlag: parseJson<Record<string, unknown> | null>(r.feature_flag) ?? null,
+    decision,
     creator:
       r.creator_id === null || r.creator_id === undefined
         ? null
@@ -51,71 +55,6 @@ function toRecordHead(r: Record<string, unknown>): Omit<ExperimentRecord, Listed
     endDate: nullableMs(r.end_date),
     archivedAt: nullableMs(r.archived_at),
   };
-}
-
-function toRecord(r: Record<string, unknown>): ExperimentRecord {
-  return {
-    ...toRecordHead(r),
-    tags: parseJson<string[]>(r.tags),
-    variants: parseJson<unknown[]>(r.variants),
-    metrics: parseJson<unknown[]>(r.metrics),
-    exposuresCache: parseJson(r.exposures_cache),
-    resultsCache: parseJson(r.results_cache),
-    featureFlag: parseJson<Record<string, unknown> | null>(r.feature_flag) ?? null,
-  };
-}
-
-/** The columns toRecordHead reads. */
-const HEAD_COLUMNS = [
-  'id',
-  'workspace_id',
-  'name',
-  'content_type',
-  'description',
-  'hypothesis',
-  'status',
-  'settings',
-  'decision',
-  'creator_id',
-  'creator_name',
-  'creator_email',
-  'last_modified_by_id',
-  'last_modified_by_name',
-  'last_modified_by_email',
-  'is_favorited',
-  'is_shared_with_project',
-  'pinned_date',
-  'created',
-  'modified',
-  'deleted',
-  'start_date',
-  'end_date',
-  'archived_at',
-];
-
-/** Column of each field the listing reads as JSON text. */
-const LISTED_JSON_COLUMNS: Record<ListedJsonField, string> = {
-  tags: 'tags',
-  variants: 'variants',
-  metrics: 'metrics',
-  exposuresCache: 'exposures_cache',
-  resultsCache: 'results_cache',
-  featureFlag: 'feature_flag',
-};
-
-function toListed(r: Record<string, unknown>): ListedExperiment {
-  const json = {} as Record<ListedJsonField, string>;
-  for (const field of LISTED_JSON_FIELDS) json[field] = (r[LISTED_JSON_COLUMNS[field]] as string | null) ?? 'null';
-  return { ...toRecordHead(r), json };
-}
-
-/**
- * What the listing selects: every column, the JSON ones as text. pg would parse jsonb into
- * objects, so on Postgres they are cast; SQLite stores them as text already.
- */
-function listedColumns(db: DbOrTrx): (string | Knex.Raw)[] {
-  if (dialect(db) === 'sqlite') return ['*'];
-  return [...HEAD_COLUMNS, ...Object.values(LISTED_JSON_COLUMNS).map((c) => db.raw('??::text as ??', [c, c]))];
 }
 
 /** Column values for the given (partial) record; keys left undefined are not written. */
@@ -177,12 +116,11 @@ export async function insertExperiments(db: DbOrTrx, recs: ExperimentRecord[]): 
 /**
  * The workspace's live experiments, newest first, a page at a time (keyset on created desc, id):
  * a listing of any size holds one page in memory, and its answer starts after the first page.
- * The JSON columns come as text, for the listing to copy into its answer.
  */
-export async function* liveExperimentPages(db: DbOrTrx, workspaceId: number, pageSize = 1000): AsyncGenerator<ListedExperiment[]> {
+export async function* liveExperimentPages(db: DbOrTrx, workspaceId: number, pageSize = 1000): AsyncGenerator<ExperimentRecord[]> {
   let after: { created: number; id: string } | undefined;
   for (;;) {
-    const q = db(TABLE).select(listedColumns(db)).where({ workspace_id: workspaceId }).whereNull('deleted');
+    const q = db(TABLE).where({ workspace_id: workspaceId }).whereNull('deleted');
     if (after) {
       const { created, id } = after;
       // `created <= c` first: a bound the (workspace_id, deleted, created) index can seek to,
@@ -195,7 +133,7 @@ export async function* liveExperimentPages(db: DbOrTrx, workspaceId: number, pag
         { column: 'id', order: 'asc' },
       ])
       .limit(pageSize);
-    const page = rows.map(toListed);
+    const page = rows.map(toRecord);
     if (page.length > 0) yield page;
     if (page.length < pageSize) return;
     const last = page[page.length - 1]!;

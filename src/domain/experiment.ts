@@ -102,8 +102,8 @@ export const EXPERIMENT_CONTENT_TYPE = 'experiment';
 /** Keys of `settings` the service owns. */
 export const RESERVED_SETTINGS = ['archived', 'archived_at', 'decision'] as const;
 
-export const iso = (ms: number) => new Date(ms).toISOString();
-export const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+const iso = (ms: number) => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 /** The reserved part of `settings` as the public form shows it. */
 export function reservedSettings(rec: Pick<ExperimentRecord, 'archivedAt' | 'decision'>): Record<string, unknown> {

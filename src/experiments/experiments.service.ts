@@ -20,7 +20,6 @@ import {
   type ExperimentApi,
   type ExperimentRecord,
 } from '../domain/experiment.js';
-import { experimentApiText } from '../domain/experiment-api-text.js';
 import type { CreateExperimentInput, DecideInput, UpdateExperimentInput } from '../domain/experiment-input.js';
 import {
   ACTION_FLAG,
@@ -45,7 +44,7 @@ const notFound = (id: string) => new ValidationError(404, `experiment ${id} not 
 const forbidden = (message: string) => new ValidationError(403, message);
 const invalidTransition = (message: string) => new ValidationError(400, message, { type: 'invalid_transition' });
 
-function permissionsOf(scope: ExperimentScope, rec: Pick<ExperimentRecord, 'creator' | 'isSharedWithProject'>): ExperimentPermissions {
+function permissionsOf(scope: ExperimentScope, rec: ExperimentRecord): ExperimentPermissions {
   return experimentPermissions(scope.role, {
     isCreator: rec.creator !== null && rec.creator.id === scope.actor.id,
     isSharedWithProject: rec.isSharedWithProject,
@@ -73,13 +72,13 @@ function ownSettings(settings: Record<string, unknown>, rec: Pick<ExperimentReco
   return split.own;
 }
 
-/** The experiments the caller can see, newest first, a page of JSON texts at a time (the listing streams them). */
-export async function* listExperimentPages(db: DbOrTrx, scope: ExperimentScope): AsyncGenerator<string[]> {
+/** The experiments the caller can see, newest first, a page at a time (the listing streams them). */
+export async function* listExperimentPages(db: DbOrTrx, scope: ExperimentScope): AsyncGenerator<ExperimentApi[]> {
   for await (const page of liveExperimentPages(db, scope.workspaceId)) {
-    const visible: string[] = [];
+    const visible: ExperimentApi[] = [];
     for (const rec of page) {
-      const perms = permissionsOf(scope, rec);
-      if (perms.can_view) visible.push(experimentApiText(rec, perms));
+      const api = view(scope, rec);
+      if (api.can_view) visible.push(api);
     }
     if (visible.length > 0) yield visible;
   }

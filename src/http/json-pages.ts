@@ -1,7 +1,6 @@
 /**
  * A `{"status":"ok","results":[…]}` answer written a page at a time, with back-pressure, so a
- * listing of any size holds one page in memory. Items arrive as JSON text (the listing writes
- * them straight, docs/performance.md). The first page is read before anything is sent:
+ * listing of any size holds one page in memory. The first page is read before anything is sent:
  * a failure there is an ordinary error answer. A failure after the first bytes cannot change the
  * status any more, so the connection is cut — the client sees a truncated body, never a
  * complete-looking partial list.
@@ -10,7 +9,7 @@ import type { Response } from 'express';
 import type { Logger } from '../lib/logger.js';
 import { TextStreamWriter } from './text-stream.js';
 
-export async function sendJsonPages(res: Response, pages: AsyncGenerator<readonly string[]>, log: Logger): Promise<void> {
+export async function sendJsonPages(res: Response, pages: AsyncGenerator<readonly unknown[]>, log: Logger): Promise<void> {
   let page = await pages.next();
   res.status(200).type('application/json');
   const writer = new TextStreamWriter(res, { gzip: false, onError: (err) => log.warn({ err, reqId: res.locals.reqId }, 'listing stream ended early') });
@@ -19,7 +18,7 @@ export async function sendJsonPages(res: Response, pages: AsyncGenerator<readonl
   try {
     while (!page.done) {
       for (const item of page.value) {
-        chunk += first ? item : `,${item}`;
+        chunk += first ? JSON.stringify(item) : `,${JSON.stringify(item)}`;
         first = false;
       }
       await writer.write(chunk);
