@@ -4,10 +4,7 @@
  * GET …/experiments over real HTTP from a client process of its own (list-client.ts), each
  * timed until the whole body has arrived; and, as a floor, the repository query alone.
  */
-import { fork } from 'node:child_process';
 import crypto from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { configFrom } from '../config/index.js';
 import { Authenticator } from '../src/accounts/authenticator.js';
 import { createProject, createServiceAccount } from '../src/accounts/accounts.service.js';
@@ -22,6 +19,7 @@ import { createSecretBox, secretsKeyFrom } from '../src/lib/secrets.js';
 import { JobQueues } from '../src/queue/queues.js';
 import { createRedisConnections } from '../src/queue/redis-connection.js';
 import { syntheticExperiments } from '../test/helpers/experiments-fixture.js';
+import { runClientProcess } from './client-process.js';
 import type { ListClientOutcome } from './list-client.js';
 
 export interface ListArgs {
@@ -63,18 +61,6 @@ async function open(args: ListArgs): Promise<{ db: Db; url: string; close: () =>
   };
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-
-function runListClient(job: { url: string; authorization: string; requests: number }): Promise<ListClientOutcome> {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(here, 'list-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('message', (m) => resolve(m as ListClientOutcome));
-    child.once('error', reject);
-    child.once('exit', (code) => code !== 0 && reject(new Error(`list client exited with ${code}`)));
-    child.send(job);
-  });
-}
-
 export async function listLatency(args: ListArgs): Promise<ListResult> {
   const o = await open(args);
   await migrateLatest(o.db);
@@ -100,7 +86,7 @@ export async function listLatency(args: ListArgs): Promise<ListResult> {
   const url = `http://127.0.0.1:${server.port}/api/app/workspaces/${project.workspace_id}/experiments`;
   const authorization = `Basic ${Buffer.from(`${sa.username}:${sa.secret}`).toString('base64')}`;
 
-  const client = await runListClient({ url, authorization, requests: args.requests });
+  const client = await runClientProcess<ListClientOutcome>('list-client.ts', { url, authorization, requests: args.requests });
   if (client.count !== args.n) throw new Error(`listed ${client.count} of ${args.n}`);
   const query: number[] = [];
   for (let i = 0; i < args.requests; i++) {

@@ -5,18 +5,16 @@
  * answer received; every answer must be a 200, and the store must then hold exactly the events.
  */
 import crypto from 'node:crypto';
-import { fork } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createServiceAccount } from '../src/accounts/accounts.service.js';
 import { dropEventStore } from '../src/store/clickhouse/clickhouse-migrate.js';
 import { withDatabase } from '../src/store/clickhouse/clickhouse-url.js';
 import { createEventStore } from '../src/store/create-event-store.js';
 import { openBenchStore, type BenchStore } from './bench-store.js';
+import { runClientProcess } from './client-process.js';
 import type { StoreKind } from './floors.js';
 import { startService } from './service-process.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 export const BATCH = 2000;
 
 export interface ServiceArgs {
@@ -52,15 +50,6 @@ interface ClientOutcome {
   firstError?: string;
 }
 
-function runClient(job: Record<string, unknown>): Promise<ClientOutcome> {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(here, 'ingest-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('message', (m) => resolve(m as ClientOutcome));
-    child.once('error', reject);
-    child.once('exit', (code) => code !== 0 && reject(new Error(`bench client exited with ${code}`)));
-    child.send(job);
-  });
-}
 
 export async function serviceImport(args: ServiceArgs): Promise<ServiceResult> {
   const tag = crypto.randomBytes(4).toString('hex');
@@ -94,7 +83,7 @@ export async function serviceImport(args: ServiceArgs): Promise<ServiceResult> {
   try {
     const cpu0 = service.cpuSeconds();
     const from = process.hrtime.bigint() / 1000n;
-    outcome = await runClient({
+    outcome = await runClientProcess<ClientOutcome>('ingest-client.ts', {
       url: `${service.url}/import?project_id=${accounts.projectId}&strict=1`,
       authorization: `Basic ${Buffer.from(`${sa.username}:${sa.secret}`).toString('base64')}`,
       n: args.n,
