@@ -115,11 +115,12 @@ export async function insertExperiments(db: DbOrTrx, recs: ExperimentRecord[]): 
 
 /**
  * The workspace's live experiments, newest first, a page at a time (keyset on created desc, id):
- * a listing of any size holds one page in memory, and its answer starts after the first page.
+ * a listing of any size holds at most two pages in memory, and its answer starts after the
+ * first page. The next page is read while the caller writes this one, so the database works
+ * while Node serialises.
  */
 export async function* liveExperimentPages(db: DbOrTrx, workspaceId: number, pageSize = 1000): AsyncGenerator<ExperimentRecord[]> {
-  let after: { created: number; id: string } | undefined;
-  for (;;) {
+  const pageAfter = async (after?: { created: number; id: string }): Promise<ExperimentRecord[]> => {
     const q = db(TABLE).where({ workspace_id: workspaceId }).whereNull('deleted');
     if (after) {
       const { created, id } = after;
@@ -133,11 +134,20 @@ export async function* liveExperimentPages(db: DbOrTrx, workspaceId: number, pag
         { column: 'id', order: 'asc' },
       ])
       .limit(pageSize);
-    const page = rows.map(toRecord);
-    if (page.length > 0) yield page;
-    if (page.length < pageSize) return;
+    return rows.map(toRecord);
+  };
+  let next = pageAfter();
+  for (;;) {
+    const page = await next;
+    if (page.length < pageSize) {
+      if (page.length > 0) yield page;
+      return;
+    }
     const last = page[page.length - 1]!;
-    after = { created: last.created, id: last.id };
+    next = pageAfter({ created: last.created, id: last.id });
+    // A caller that stops early never awaits it: its failure must not go unhandled.
+    next.catch(() => undefined);
+    yield page;
   }
 }
 
