@@ -50,7 +50,6 @@ interface ClientOutcome {
   firstError?: string;
 }
 
-
 export async function serviceImport(args: ServiceArgs): Promise<ServiceResult> {
   const tag = crypto.randomBytes(4).toString('hex');
   // Accounts and runs: SQLite, or a scratch Postgres schema when events live there too.

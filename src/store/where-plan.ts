@@ -36,6 +36,11 @@ const COLUMNS: Record<string, PropRef> = {
   $insert_id: { kind: 'column', column: 'insert_id' },
 };
 
+/** Whether `properties["name"]` names one of the event's own columns (time, distinct_id, $insert_id), not a stored property. */
+export function isEventColumn(name: string): boolean {
+  return Object.prototype.hasOwnProperty.call(COLUMNS, name);
+}
+
 function propRef(name: string): PropRef | undefined {
   if (Object.prototype.hasOwnProperty.call(COLUMNS, name)) return COLUMNS[name];
   // JSON paths quote the name; a quote or backslash inside it is left to the evaluator.

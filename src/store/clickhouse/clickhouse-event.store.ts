@@ -129,10 +129,12 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   private async askServerReadInfo(): Promise<ServerReadInfo> {
-    const columns = await this.conn.rows<{ name: string; comment: string }>(
-      `SELECT name, comment FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND substring(name, 1, ${HOT_COLUMN_PREFIX.length}) = ${str(HOT_COLUMN_PREFIX)}`,
-    );
-    const [threads] = await this.conn.rows<{ value: string }>(`SELECT value FROM system.settings WHERE name = 'max_threads'`);
+    const [columns, [threads]] = await Promise.all([
+      this.conn.rows<{ name: string; comment: string }>(
+        `SELECT name, comment FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND substring(name, 1, ${HOT_COLUMN_PREFIX.length}) = ${str(HOT_COLUMN_PREFIX)}`,
+      ),
+      this.conn.rows<{ value: string }>(`SELECT value FROM system.settings WHERE name = 'max_threads'`),
+    ]);
     return {
       hotColumns: new Map(columns.filter((c) => c.comment !== '').map((c) => [c.comment, c.name])),
       threads: Number(/\d+/.exec(threads?.value ?? '')?.[0] ?? 1),

@@ -10,7 +10,9 @@
  * Pure: builds text.
  */
 import crypto from 'node:crypto';
+import { isEventColumn } from '../where-plan.js';
 import { segmentLabelsSql } from './clickhouse-expression.js';
+import { EXPRESSION_COLUMNS } from './clickhouse-reads.js';
 
 /**
  * What dashboards group by most: country, browser, OS and campaign source. Few on purpose: each
@@ -18,9 +20,6 @@ import { segmentLabelsSql } from './clickhouse-expression.js';
  * part's files (docs/scaling.md).
  */
 export const DEFAULT_HOT_PROPERTIES = ['mp_country_code', '$browser', '$os', 'utm_source'];
-
-/** Names that are the event's own columns, not stored properties (where-expression's fixed names). */
-const FIXED_NAMES = new Set(['time', 'distinct_id', '$insert_id']);
 
 export const HOT_COLUMN_PREFIX = 'seg_';
 
@@ -31,7 +30,7 @@ export const HOT_COLUMN_PREFIX = 'seg_';
 export function parseHotProperties(value: string | undefined): string[] {
   if (value === undefined) return DEFAULT_HOT_PROPERTIES;
   const names = [...new Set(value.split(',').map((s) => s.trim()).filter(Boolean))];
-  const fixed = names.filter((n) => FIXED_NAMES.has(n));
+  const fixed = names.filter(isEventColumn);
   if (fixed.length > 0) throw new Error(`EVENT_STORE_HOT_PROPERTIES: ${fixed.join(', ')} ${fixed.length === 1 ? 'is a column' : 'are columns'} of every event already, not a property`);
   return names;
 }
@@ -50,6 +49,6 @@ export function hotColumnName(property: string): string {
  * a MATERIALIZED column. Either way no writer names it, and old parts compute it when read.
  */
 export function hotColumnDefinition(property: string, kind: 'MATERIALIZED' | 'DEFAULT'): string {
-  const labels = segmentLabelsSql({ kind: 'property', name: property }, { distinctId: 'distinct_id' });
+  const labels = segmentLabelsSql({ kind: 'property', name: property }, EXPRESSION_COLUMNS);
   return `${hotColumnName(property)} Array(String) ${kind} ${labels}`;
 }

@@ -9,7 +9,7 @@
  */
 import type { Unit } from '../../domain/time-buckets.js';
 import type { EventFilter, ReportQuery } from '../event-store.js';
-import { propertyNames } from '../where-plan.js';
+import { isEventColumn, propertyNames } from '../where-plan.js';
 import type { Expr } from '../../domain/where-expression.js';
 import { segmentLabelsSql, whereSql } from './clickhouse-expression.js';
 import { int, list, str } from './clickhouse-sql.js';
@@ -20,7 +20,7 @@ export const RESOLVED_ID = "if(link_user_id != '', link_user_id, distinct_id)";
  * `properties["distinct_id"]` in where/on is the distinct_id as stored (as on the SQL stores),
  * not the resolved id.
  */
-const EXPRESSION_COLUMNS = { distinctId: 'distinct_id' };
+export const EXPRESSION_COLUMNS = { distinctId: 'distinct_id' };
 
 const PROPERTY_ARRAYS =
   'prop_keys, prop_types, prop_nums, prop_strs, prop_canon, prop_elem_types, prop_elem_nums, prop_elem_strs, prop_elem_canon';
@@ -40,7 +40,7 @@ function keyConditions(f: EventFilter): string[] {
 /** Whether an expression reads stored properties (not only the event's own columns). */
 function readsProperties(e: Expr | undefined): boolean {
   if (!e) return false;
-  return [...propertyNames(e)].some((name) => !['time', 'distinct_id', '$insert_id'].includes(name));
+  return [...propertyNames(e)].some((name) => !isEventColumn(name));
 }
 
 export interface LiveOptions {
