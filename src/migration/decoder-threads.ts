@@ -3,20 +3,21 @@
  * transforming happen beside the writes on the process's own thread instead of between them.
  *
  * Threads are kept in a small per-process pool (starting one under tsx costs a second), unref'd
- * and stopped after a minute idle. Flow control: a thread decodes at most two batches ahead of
- * the writer, so memory stays bounded whatever the archive's size. When no thread is free, or
+ * and stopped after a minute idle. Flow control: a thread decodes at most DECODE_AHEAD batches
+ * ahead of the commit being written, so memory stays bounded whatever the archive's size; the
+ * writer commits every batch that is ready at once, so commits grow when it falls behind. When no thread is free, or
  * threads are off (`MIGRATION_DECODE_THREADS=0`), or a thread dies, decoding happens inline —
  * threads only ever make a load faster, never fail it (a dead thread fails the attempt, which
  * resumes from its checkpoint).
  */
 import type { Worker } from 'node:worker_threads';
 import { RetryableError } from '../lib/errors.js';
-import { decodeWindow, type DecodedBatch, type DecodeRequest } from './window-decoder.js';
+import { decodeWindow, mergeBatches, type DecodedBatch, type DecodeRequest } from './window-decoder.js';
 import { startModuleWorker } from '../lib/worker-thread.js';
 
 const IDLE_MS = 60_000;
-/** Batches a thread may decode ahead of the writer. */
-export const DECODE_AHEAD = 2;
+/** Batches a thread may decode ahead of the commit being written (which takes every one ready). */
+export const DECODE_AHEAD = 4;
 
 export type ToThread = { type: 'decode'; id: number; req: DecodeRequest } | { type: 'credit'; id: number } | { type: 'cancel'; id: number };
 export type FromThread =
@@ -132,8 +133,12 @@ export async function* decodeWindowOffThread(req: DecodeRequest, signal: AbortSi
         return;
       }
       if (msg.type === 'batch') {
-        yield msg.batch;
-        t.worker.postMessage({ type: 'credit', id } satisfies ToThread);
+        // Every batch already decoded goes into one commit, and the thread gets its credit back
+        // before the commit, so it decodes on while the writer writes.
+        const ready = [msg.batch];
+        while (!ready[ready.length - 1]!.end && inbox[0]?.type === 'batch') ready.push((inbox.shift() as Extract<FromThread, { type: 'batch' }>).batch);
+        for (let i = 0; i < ready.length; i++) t.worker.postMessage({ type: 'credit', id } satisfies ToThread);
+        yield mergeBatches(ready);
       }
     }
   } finally {

@@ -12,7 +12,7 @@ import { readArchiveLines } from '../../connectors/amplitude/archive-reader.js';
 import { canonicalJson } from '../domain/canonical-json.js';
 import { laterSnapshot, transformAmplitudeEvent, type AmplitudeImportRecord, type AmplitudeUserSnapshot } from '../domain/amplitude-transform.js';
 import type { EventLimits } from '../domain/event-record.js';
-import { toEventRows, type EventRows } from '../store/event-rows.js';
+import { concatEventRows, toEventRows, type EventRows } from '../store/event-rows.js';
 import type { Rejection } from '../db/migration-runs.repo.js';
 import type { StagedUser } from '../db/migration-user-props.repo.js';
 import { validateEvents } from '../ingest/events.ingest.js';
@@ -114,6 +114,36 @@ class BatchBuilder {
       entriesDone: [...position.entriesDone],
     };
   }
+}
+
+/** The staged snapshot that wins, by the staging table's rule (migration-user-props.repo.ts). */
+function laterStaged(a: StagedUser, b: StagedUser): StagedUser {
+  if (a.time !== b.time) return a.time > b.time ? a : b;
+  return a.properties >= b.properties ? a : b;
+}
+
+/**
+ * Consecutive batches of one window as one commit: rows in order, per user the snapshot that
+ * wins, the counts summed, and the position after the last. The writer takes every batch its
+ * decoder has ready at once (decoder-threads.ts), so commits grow when the writer falls behind.
+ */
+export function mergeBatches(batches: readonly DecodedBatch[]): DecodedBatch {
+  if (batches.length === 1) return batches[0]!;
+  const staged = new Map<string, StagedUser>();
+  let read = 0;
+  let rejected = 0;
+  const samples: Rejection[] = [];
+  for (const b of batches) {
+    for (const u of b.staged) {
+      const prev = staged.get(u.distinctId);
+      staged.set(u.distinctId, prev ? laterStaged(prev, u) : u);
+    }
+    read += b.read;
+    rejected += b.rejected;
+    samples.push(...b.samples);
+  }
+  const last = batches[batches.length - 1]!;
+  return { ...last, rows: concatEventRows(batches.map((b) => b.rows)), staged: [...staged.values()], read, rejected, samples };
 }
 
 export async function* decodeWindow(req: DecodeRequest, signal?: AbortSignal): AsyncGenerator<DecodedBatch> {

@@ -58,6 +58,31 @@ export function fromPostedRows(posted: PostedEventRows): EventRows {
   return { ...columns, links: linkDevices.map((deviceId, i) => ({ deviceId, userId: linkUsers[i]! })) };
 }
 
+/** Consecutive row sets as one, in order; of each device's links only the first is kept, as toEventRows does. */
+export function concatEventRows(parts: readonly EventRows[]): EventRows {
+  if (parts.length === 1) return parts[0]!;
+  const out = emptyEventRows();
+  // Encodings are kept only when every part has them; otherwise the store derives them.
+  if (parts.every((p) => p.encoded)) out.encoded = parts.flatMap((p) => p.encoded!);
+  const linked = new Set<string>();
+  for (const p of parts) {
+    for (let i = 0; i < p.event.length; i++) {
+      out.event.push(p.event[i]!);
+      out.distinctId.push(p.distinctId[i]!);
+      out.time.push(p.time[i]!);
+      out.insertId.push(p.insertId[i]!);
+      out.properties.push(p.properties[i]!);
+      out.deviceId.push(p.deviceId[i]!);
+    }
+    for (const l of p.links) {
+      if (linked.has(l.deviceId)) continue;
+      linked.add(l.deviceId);
+      out.links.push(l);
+    }
+  }
+  return out;
+}
+
 /** The rows at `indices` (in that order); the links travel whole (a link is written once, first wins). */
 export function selectEventRows(rows: EventRows, indices: readonly number[]): EventRows {
   const pick = <T>(col: T[]) => indices.map((i) => col[i]!);

@@ -455,6 +455,26 @@ export function eventStoreContract(kind: StoreKind): void {
         expect(await store.identityOf(newProject(), '$device:dA')).toEqual({ userId: null, deviceIds: ['dA'] });
       });
 
+      it("a link written in a caller's transaction that rolls back is written again by the next batch", async () => {
+        const p = newProject();
+        const within = (events: NormalizedEvent[], outcome: 'commit' | 'rollback') =>
+          t.db
+            .transaction(async (trx) => {
+              await store.writeBatch({ projectId: p, source: 'migration', rows: toEventRows(events), now: T0 }, { within: trx });
+              if (outcome === 'rollback') throw new Error('the run failed');
+            })
+            .catch((err: Error) => {
+              if (err.message !== 'the run failed') throw err;
+            });
+        await within([linking(1, 'dR', 'rita')], 'rollback');
+        await within([linking(2, 'dR', 'rita')], 'commit');
+        expect(await store.identityOf(p, '$device:dR')).toEqual({ userId: 'rita', deviceIds: ['dR'] });
+        // Committed in a caller's transaction, the link still wins for good.
+        await within([linking(3, 'dR', 'sam')], 'commit');
+        await write(store, p, [linking(4, 'dR', 'sam')]);
+        expect(await store.identityOf(p, '$device:dR')).toEqual({ userId: 'rita', deviceIds: ['dR'] });
+      });
+
       it('concurrent writers linking the same devices in opposite orders all succeed; each device has one user', async () => {
         const p = newProject();
         const devices = Array.from({ length: 2000 }, (_, i) => `dev${i}`);

@@ -42,8 +42,14 @@ export class SqlEventStore implements EventStore {
         await addUsage(trx, projectId, source, n, now);
         return n;
       });
-    // A caller's transaction commits later, or not at all: only our own commits vouch for links.
+    // A caller's transaction commits later, or not at all: its links count as known once it has
+    // committed (a run's batches repeat the same devices; a rollback leaves them unknown).
     if (!options?.within) this.knownLinks.committed(projectId, rows.links);
+    else if (rows.links.length > 0)
+      options.within.executionPromise.then(
+        () => this.knownLinks.committed(projectId, rows.links),
+        () => undefined,
+      );
     return inserted;
   }
 
