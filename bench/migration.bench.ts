@@ -7,9 +7,8 @@
  * batch size × decode-ahead × concurrency, not by the volume migrated.
  * The stand-in runs in this (parent) process with its archives built before any timer starts.
  */
-import { fork } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { AmplitudeDataset, type DatasetOptions } from '../test/amplitude-standin/dataset.js';
 import { startAmplitudeStandin } from '../test/amplitude-standin/server.js';
 import { windowOf } from '../connectors/amplitude/export-client.js';
@@ -24,25 +23,6 @@ const CASES = path.join(here, 'migration-cases.ts');
 const BATCH = 5000;
 /** Main-isolate heap cap of the capped run (decoder threads cap their own heaps). */
 const HEAP_CAP_MB = 160;
-
-/** bench/isolated.ts's runIsolated with extra node flags for the child (here: a heap cap). */
-function runCapped<T>(args: unknown): Promise<{ result: T; peakRssMb: number }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(here, 'isolated-child.ts'), [], {
-      execArgv: ['--import', 'tsx', `--max-old-space-size=${HEAP_CAP_MB}`],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    child.once('message', (msg: { ok: boolean; result?: T; error?: string; maxRssKb: number }) => {
-      if (msg.ok) resolve({ result: msg.result as T, peakRssMb: Math.round(msg.maxRssKb / 1024) });
-      else reject(new Error(msg.error));
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`capped bench child exited with ${code}`));
-    });
-    child.send({ url: pathToFileURL(CASES).href, exportName: 'migration', args });
-  });
-}
 
 export const bench: BenchModule = {
   title: 'migration: Amplitude export → events and profiles, vs the store floor',
@@ -85,7 +65,9 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', big: Data
   const run = async (name: string, fn: 'floor' | 'migration' | 'capped', dataset: DatasetOptions, url: string) => {
     ctx.log(`migration ${kind}: ${name} (${dataset.totalEvents.toLocaleString('en-US')} events)`);
     const { result, peakRssMb } =
-      fn === 'capped' ? await runCapped<MigrationCaseResult>(args(dataset, url)) : await runIsolated<MigrationCaseResult>(CASES, fn, args(dataset, url));
+      fn === 'capped'
+        ? await runIsolated<MigrationCaseResult>(CASES, 'migration', args(dataset, url), { heapMb: HEAP_CAP_MB })
+        : await runIsolated<MigrationCaseResult>(CASES, fn, args(dataset, url));
     if (result.events !== dataset.totalEvents) throw new Error(`${name}: measured ${result.events} of ${dataset.totalEvents}`);
     if (result.stored !== dataset.totalEvents) throw new Error(`${name}: stored ${result.stored} of ${dataset.totalEvents}`);
     return { ...result, rate: result.events / result.seconds, peakRssMb };

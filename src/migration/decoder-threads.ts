@@ -5,8 +5,9 @@
  * Threads are kept in a small per-process pool (starting one under tsx costs a second), unref'd
  * and stopped after a minute idle. Flow control: a thread decodes at most DECODE_AHEAD batches
  * ahead of the commit being written, so memory stays bounded whatever the archive's size; the
- * writer commits every batch that is ready at once, so commits grow when it falls behind. When no thread is free, or
- * threads are off (`MIGRATION_DECODE_THREADS=0`), or a thread dies, decoding happens inline —
+ * writer commits every batch that is ready at once, so commits grow when it falls behind. When
+ * no thread is free, or threads are off (`MIGRATION_DECODE_THREADS=0`), or a thread dies,
+ * decoding happens inline —
  * threads only ever make a load faster, never fail it (a dead thread fails the attempt, which
  * resumes from its checkpoint).
  */

@@ -42,7 +42,7 @@ export function isEventColumn(name: string): boolean {
 }
 
 function propRef(name: string): PropRef | undefined {
-  if (Object.prototype.hasOwnProperty.call(COLUMNS, name)) return COLUMNS[name];
+  if (isEventColumn(name)) return COLUMNS[name];
   // JSON paths quote the name; a quote or backslash inside it is left to the evaluator.
   if (name === '' || [...name].some((c) => c === '"' || c === '\\' || c.charCodeAt(0) < 0x20)) return undefined;
   return { kind: 'json', name };
