@@ -118,6 +118,12 @@ export const configSchema = z.object({
   INGEST_WORKER_MIN_BYTES: int(16 * 1024),
 
   WORKER_CONCURRENCY: int(2),
+  /**
+   * A queue's worker that has nothing running and starts nothing for this long while jobs wait
+   * in its queue is replaced by a new one (its fetch loop wedged, as BullMQ's can after a Redis
+   * outage); 0 = never. Checked every sixth of it.
+   */
+  WORKER_FETCH_WATCHDOG_MS: int(30000),
   /** Seconds between reconciler passes (re-enqueue runs SQL has but Redis lost). */
   RECONCILE_INTERVAL_SEC: int(30),
   SHUTDOWN_TIMEOUT_MS: int(25000),

@@ -18,11 +18,13 @@ import type { Db } from '../src/db/knex.js';
 import { errorMessage, RetryableError } from '../src/lib/errors.js';
 import { classifyError } from '../src/runs/failure.js';
 import type { Logger } from '../src/lib/logger.js';
-import { jobsTotal } from '../src/lib/metrics.js';
+import { jobsTotal, workerFetchRestarts } from '../src/lib/metrics.js';
+import { withTimeout } from '../src/lib/with-timeout.js';
 import type { SecretBox } from '../src/lib/secrets.js';
 import { catalogNameOf, isJobName, jobCatalog, QUEUE_NAMES, type JobName, type QueueName } from '../src/queue/catalog.js';
 import type { JobQueues } from '../src/queue/queues.js';
 import type { RedisClient } from '../src/queue/redis-connection.js';
+import { FetchWatchdog } from './fetch-watchdog.js';
 import type { JobContext, JobHandler } from './types.js';
 
 export type HandlerMap = Partial<{ [N in JobName]: JobHandler<N> }>;
@@ -44,40 +46,95 @@ type Outcome = 'completed' | 'failed' | 'retry' | 'interrupted' | 'invalid';
 class TimeoutReason extends Error {}
 class LockLostReason extends Error {}
 
+/** A queue's current BullMQ Worker, its own connection, and the signal that retires it. */
+interface WorkerSlot {
+  worker: Worker;
+  connection: RedisClient;
+  retired: AbortController;
+}
+
 export class WorkerRuntime {
-  readonly workers: Worker[] = [];
-  private readonly connections: RedisClient[] = [];
+  private readonly slots = new Map<QueueName, WorkerSlot>();
   private readonly shutdown = new AbortController();
   /** Per running job: aborts that job's handler only (timeout, lost lock). */
   private readonly running = new Map<string, AbortController>();
+  /** Jobs started per queue since start (the fetch watchdog's sign of life). */
+  private readonly started = new Map<QueueName, number>();
+  private watchdog: FetchWatchdog | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly deps: WorkerRuntimeDeps) {}
 
+  private get queueNames(): readonly QueueName[] {
+    return this.deps.queueNames ?? QUEUE_NAMES;
+  }
+
+  /** The current BullMQ Worker of each queue (a replaced one is no longer here). */
+  get workers(): Worker[] {
+    return [...this.slots.values()].map((s) => s.worker);
+  }
+
   start(): this {
     const { config, log } = this.deps;
-    for (const queue of this.deps.queueNames ?? QUEUE_NAMES) {
-      const connection = this.deps.queues.redis.connect();
-      connection.on('error', (err) => log.warn({ err: errorMessage(err), queue }, 'worker redis connection error'));
-      this.connections.push(connection);
-      const worker = new Worker(queue, (job, token) => this.process(queue, job, token), {
-        connection,
-        prefix: this.deps.queues.prefix,
-        concurrency: Math.max(1, config.WORKER_CONCURRENCY),
-        lockDuration: config.JOB_LOCK_MS,
-        stalledInterval: config.JOB_LOCK_MS,
-        maxStalledCount: config.JOB_MAX_STALLED_COUNT,
-        autorun: true,
+    for (const queue of this.queueNames) this.slots.set(queue, this.openSlot(queue));
+    if (config.WORKER_FETCH_WATCHDOG_MS > 0) {
+      this.watchdog = new FetchWatchdog({
+        queues: this.deps.queues,
+        queueNames: this.queueNames,
+        thresholdMs: config.WORKER_FETCH_WATCHDOG_MS,
+        workerState: (queue) => ({ idle: !this.hasRunning(queue), started: this.started.get(queue) ?? 0 }),
+        replace: (queue) => this.replace(queue),
+        log,
       });
-      worker.on('error', (err) => log.warn({ err: errorMessage(err), queue }, 'worker error'));
-      worker.on('lockRenewalFailed', (jobIds: string[]) => {
-        for (const id of jobIds) this.running.get(`${queue}/${id}`)?.abort(new LockLostReason(`lost the lock on job ${id}`));
-      });
-      worker.on('stalled', (jobId) => log.warn({ queue, jobId }, 'job stalled (its worker died); moved back to wait'));
-      this.workers.push(worker);
+      this.watchdog.start();
     }
-    log.info({ queues: this.deps.queueNames ?? QUEUE_NAMES, concurrency: config.WORKER_CONCURRENCY }, 'worker started');
+    log.info({ queues: this.queueNames, concurrency: config.WORKER_CONCURRENCY }, 'worker started');
     return this;
+  }
+
+  private openSlot(queue: QueueName): WorkerSlot {
+    const { config, log } = this.deps;
+    const connection = this.deps.queues.redis.connect();
+    connection.on('error', (err) => log.warn({ err: errorMessage(err), queue }, 'worker redis connection error'));
+    const retired = new AbortController();
+    const worker = new Worker(queue, (job, token) => this.process(queue, job, token, retired.signal), {
+      connection,
+      prefix: this.deps.queues.prefix,
+      concurrency: Math.max(1, config.WORKER_CONCURRENCY),
+      lockDuration: config.JOB_LOCK_MS,
+      stalledInterval: config.JOB_LOCK_MS,
+      maxStalledCount: config.JOB_MAX_STALLED_COUNT,
+      autorun: true,
+    });
+    worker.on('error', (err) => log.warn({ err: errorMessage(err), queue }, 'worker error'));
+    worker.on('lockRenewalFailed', (jobIds: string[]) => {
+      for (const id of jobIds) this.running.get(`${queue}/${id}`)?.abort(new LockLostReason(`lost the lock on job ${id}`));
+    });
+    worker.on('stalled', (jobId) => log.warn({ queue, jobId }, 'job stalled (its worker died); moved back to wait'));
+    return { worker, connection, retired };
+  }
+
+  private hasRunning(queue: QueueName): boolean {
+    for (const key of this.running.keys()) if (key.startsWith(`${queue}/`)) return true;
+    return false;
+  }
+
+  /**
+   * A new Worker (and connection) for a queue whose fetch loop is wedged. Only an idle worker is
+   * replaced, so no handler is cut off; a job the old loop still hands over later goes back to
+   * `wait` (retired). The old one is closed without waiting on it: BullMQ's close can wait
+   * forever on a blocking connection that never reconnects (taskforcesh/bullmq#4656).
+   */
+  private async replace(queue: QueueName): Promise<void> {
+    const old = this.slots.get(queue);
+    if (!old || this.closing) return;
+    old.retired.abort();
+    const fresh = this.openSlot(queue);
+    this.slots.set(queue, fresh);
+    workerFetchRestarts.inc({ queue });
+    this.deps.log.warn({ queue, thresholdMs: this.deps.config.WORKER_FETCH_WATCHDOG_MS }, 'worker took no job while jobs waited; replaced it with a new one');
+    void retire(old);
+    await withTimeout(fresh.worker.waitUntilReady(), 10_000).catch((err) => this.deps.log.warn({ err: errorMessage(err), queue }, 'replacement worker not ready yet'));
   }
 
   /** Resolves once every worker has picked up its connection (tests wait on this). */
@@ -91,9 +148,11 @@ export class WorkerRuntime {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await this.watchdog?.stop();
       this.shutdown.abort(new Error('worker shutting down'));
-      await Promise.all(this.workers.map((w) => w.close().catch((err) => this.deps.log.warn({ err: errorMessage(err) }, 'worker close failed'))));
-      await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
+      const slots = [...this.slots.values()];
+      await Promise.all(slots.map((s) => s.worker.close().catch((err) => this.deps.log.warn({ err: errorMessage(err) }, 'worker close failed'))));
+      await Promise.all(slots.map((s) => s.connection.quit().catch(() => s.connection.disconnect())));
       this.deps.log.info('worker stopped');
     })();
     return this.closing;
@@ -103,7 +162,8 @@ export class WorkerRuntime {
     jobsTotal.inc({ queue, outcome });
   }
 
-  private async process(queue: QueueName, job: Job, token: string | undefined): Promise<unknown> {
+  private async process(queue: QueueName, job: Job, token: string | undefined, retired: AbortSignal): Promise<unknown> {
+    this.started.set(queue, (this.started.get(queue) ?? 0) + 1);
     const attempt = job.attemptsMade + 1;
     const log = this.deps.log.child({ jobId: job.id, jobName: job.name, queue, attempt });
     const catalogName = catalogNameOf(job.name);
@@ -125,8 +185,9 @@ export class WorkerRuntime {
       throw new Error(`no handler for '${name}' in this worker`);
     }
 
-    // A fetch already in flight when close() began can still hand us a job: give it straight back.
-    if (this.shutdown.signal.aborted) return this.handBack(queue, job, token, log);
+    // A fetch already in flight when close() began (or when its worker was replaced) can still
+    // hand us a job: give it straight back.
+    if (this.shutdown.signal.aborted || retired.aborted) return this.handBack(queue, job, token, log);
 
     const key = `${queue}/${job.id}`;
     const own = new AbortController();
@@ -211,11 +272,17 @@ export class WorkerRuntime {
     this.count(queue, 'interrupted');
     try {
       await job.moveToWait(token);
-      log.info('job handed back to the queue (shutdown)');
+      log.info('job handed back to the queue (shutdown or a replaced worker)');
     } catch (err) {
       // The lock is gone (Redis lost the job): the reconciler re-enqueues the run from SQL.
       log.warn({ err: errorMessage(err) }, 'could not hand the job back; the reconciler will');
     }
     throw new WaitingError();
   }
+}
+
+/** Closes a replaced worker and its connection, bounded (see replace). */
+async function retire(slot: WorkerSlot): Promise<void> {
+  await withTimeout(slot.worker.close(true), 5000).catch(() => undefined);
+  slot.connection.disconnect();
 }

@@ -32,3 +32,10 @@ export const queueDepth = new client.Gauge({
   labelNames: ['queue', 'state'] as const,
   registers: [registry],
 });
+
+export const workerFetchRestarts = new client.Counter({
+  name: 'worker_fetch_restarts_total',
+  help: 'Queue workers replaced because they took no job while jobs waited (a fetch loop wedged after a Redis outage)',
+  labelNames: ['queue'] as const,
+  registers: [registry],
+});

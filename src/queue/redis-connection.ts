@@ -10,6 +10,7 @@
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Config } from '../../config/index.js';
+import { withTimeout } from '../lib/with-timeout.js';
 
 export type RedisClient = Redis | Cluster;
 
@@ -161,17 +162,6 @@ async function scanNode(node: Redis, pattern: string): Promise<string[]> {
     keys.push(...batch);
   } while (cursor !== '0');
   return keys;
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-      timer.unref();
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 /** The factory for this process's configuration. */

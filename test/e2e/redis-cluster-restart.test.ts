@@ -19,6 +19,7 @@ import { reconcileSources } from '../../jobs/reconcile-sources.js';
 import { findBatchImport } from '../../src/db/batch-imports.repo.js';
 import { countEvents } from '../helpers/events.js';
 import { silentLogger } from '../../src/lib/logger.js';
+import { registry } from '../../src/lib/metrics.js';
 import { Reconciler } from '../../src/runs/reconciler.js';
 import { basicAuth, seedProject } from '../helpers/accounts.js';
 import { AmplitudeDataset } from '../amplitude-standin/dataset.js';
@@ -67,6 +68,8 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
       REDIS_CLUSTER_NODES: cluster.nodes,
       UPLOAD_DIR: uploads,
       JOB_LOCK_MS: 2000,
+      // A worker whose fetch loop a restart wedged is replaced well inside the waits below.
+      WORKER_FETCH_WATCHDOG_MS: 10_000,
       SYNC_PARTITION_ROWS,
       WAREHOUSE_BATCH_SIZE: 1000,
       WAREHOUSE_READER_THREAD: 'off',
@@ -123,6 +126,27 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     await cluster.up();
   }
 
+  /** What the queues and both workers look like, for a wait that timed out. */
+  async function queueState(queue: 'warehouse-sync' | 'migration' | 'batch-import'): Promise<string> {
+    const counts = await app.queues.queues[queue].getJobCounts().catch((err) => `counts failed: ${(err as Error).message}`);
+    const workers = [worker, second].map((w) =>
+      w.runtime.workers.map((x) => {
+        const backend = x.getBackend() as unknown as { blockingConnection?: { _client?: { status?: string; nodes?: (r: string) => unknown[] } } };
+        const client = backend.blockingConnection?._client;
+        return `${x.name}: running=${x.isRunning()} blocking=${client?.status}/${client?.nodes?.('master').length ?? '?'}nodes`;
+      }),
+    );
+    const restarts = (await registry.getSingleMetric('worker_fetch_restarts_total')!.get()).values;
+    return JSON.stringify({ counts, workers, restarts });
+  }
+
+  /** `until`, and on timeout the queue's state in the error. */
+  function untilOrDump<T>(queue: Parameters<typeof queueState>[0], probe: () => Promise<T | undefined | false>, timeoutMs: number, everyMs: number): Promise<T> {
+    return until(probe, timeoutMs, everyMs).catch(async (err) => {
+      throw new Error(`${(err as Error).message}; ${await queueState(queue)}`);
+    });
+  }
+
   /** Ready again once the master is back (clients re-read the slot map). */
   async function readyAgain(): Promise<void> {
     await until(async () => (await fetch(`${app.url}/readyz`)).status === 200, 20_000, 200).catch(async (err) => {
@@ -139,7 +163,7 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     });
     expect(res.status).toBe(202);
     const { results } = (await res.json()) as { results: { id: string; job_id: string } };
-    await until(async () => (await findBatchImport(t.db, results.id))!.recordsDone >= BATCH_CHUNK_RECORDS, 60_000, 20);
+    await untilOrDump('batch-import', async () => (await findBatchImport(t.db, results.id))!.recordsDone >= BATCH_CHUNK_RECORDS, 60_000, 20);
 
     await restartPrefixMaster();
     const during = (await findBatchImport(t.db, results.id))!;
@@ -169,7 +193,7 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     const id = ((await res.json()) as { results: { migration_id: string } }).results.migration_id;
     const view = async () =>
       ((await (await fetch(`${app.url}/migrate/migrations/${id}`, { headers: { authorization: basicAuth(p.token) } })).json()) as { results: Record<string, any> }).results;
-    await until(async () => (await countEvents(t.db, p.id)) >= MIGRATION_EVENTS / 5 || undefined, 60_000, 20);
+    await untilOrDump('migration', async () => (await countEvents(t.db, p.id)) >= MIGRATION_EVENTS / 5 || undefined, 60_000, 20);
 
     await restartPrefixMaster();
     expect(await countEvents(t.db, p.id)).toBeLessThan(MIGRATION_EVENTS);
@@ -189,7 +213,7 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     const api: Api = { url: app.url, basic: p.basic, projectId: p.id };
     const { importId } = await createSourceAndImport(api, src.sourceBody(), EV_EVENTS_IMPORT);
     const { run_id } = await manualSync(api, importId);
-    await until(async () => Number((await t.db('sync_runs').where({ id: run_id }).first()).rows_read) >= SYNC_PARTITION_ROWS, 60_000, 20);
+    await untilOrDump('warehouse-sync', async () => Number((await t.db('sync_runs').where({ id: run_id }).first()).rows_read) >= SYNC_PARTITION_ROWS, 60_000, 20);
 
     await restartPrefixMaster();
     expect(Number((await t.db('sync_runs').where({ id: run_id }).first()).rows_read)).toBeLessThan(SYNC_ROWS);

@@ -147,4 +147,76 @@ describe.each(redisKinds())('worker runtime on %s', (redisKind) => {
     await until(async () => (await job!.getState()) === 'completed');
     expect(resumed).toBe(true);
   });
+
+  describe('fetch watchdog', () => {
+    const THRESHOLD = 1500;
+    const restarts = async () =>
+      (await registry.getSingleMetric('worker_fetch_restarts_total')!.get()).values.find((v) => v.labels.queue === 'migration')?.value ?? 0;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+    it('replaces a worker that takes no job while one waits; an idle worker with nothing waiting is left alone', async () => {
+      config = testConfig({ ...redisOverrides(redisKind), WORKER_CONCURRENCY: 2, WORKER_FETCH_WATCHDOG_MS: THRESHOLD });
+      queues = new JobQueues(createRedisConnections(config));
+      const before = await restarts();
+      const ran: string[] = [];
+      worker = await startInProcessWorker(t.db, config, {
+        handlers: { 'migration-finalize': async (p) => void ran.push(p.migrationId) },
+        queueNames: ['migration'],
+      });
+      const original = worker.runtime.workers[0]!;
+      // The stand-in for a fetch loop wedged by a Redis outage: BullMQ's own pause stops this
+      // worker fetching while it stays open and "running", which is what the wedge looks like.
+      await original.pause(true);
+
+      await sleep(THRESHOLD * 2);
+      expect(worker.runtime.workers[0]).toBe(original);
+      expect(await restarts()).toBe(before);
+
+      const enqueued = Date.now();
+      await queues.enqueue('migration-finalize', { migrationId: 'w1' }, { jobId: 'finalize-w1' });
+      await until(async () => (await (await queues.getJob('migration-finalize', 'finalize-w1'))?.getState()) === 'completed', 15_000, 50);
+      // Taken only once the watchdog replaced the worker, by the new one.
+      expect(Date.now() - enqueued).toBeGreaterThanOrEqual(THRESHOLD);
+      expect(worker.runtime.workers[0]).not.toBe(original);
+      expect(await restarts()).toBe(before + 1);
+      expect(ran).toEqual(['w1']);
+    });
+
+    it('leaves a busy worker alone (its one slot running, another job waiting), and any worker of a paused queue', async () => {
+      config = testConfig({ ...redisOverrides(redisKind), WORKER_CONCURRENCY: 1, WORKER_FETCH_WATCHDOG_MS: THRESHOLD });
+      queues = new JobQueues(createRedisConnections(config));
+      const before = await restarts();
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      const ran: string[] = [];
+      worker = await startInProcessWorker(t.db, config, {
+        handlers: {
+          'migration-finalize': async (p) => {
+            ran.push(p.migrationId);
+            if (p.migrationId === 'b1') await released;
+          },
+        },
+        queueNames: ['migration'],
+      });
+      const original = worker.runtime.workers[0]!;
+      await queues.enqueue('migration-finalize', { migrationId: 'b1' }, { jobId: 'finalize-b1' });
+      await until(async () => ran.includes('b1'));
+      await queues.enqueue('migration-finalize', { migrationId: 'b2' }, { jobId: 'finalize-b2' });
+      await sleep(THRESHOLD * 2.5);
+      expect(await (await queues.getJob('migration-finalize', 'finalize-b2'))!.getState()).toBe('waiting');
+      expect(worker.runtime.workers[0]).toBe(original);
+      release();
+      await until(async () => (await (await queues.getJob('migration-finalize', 'finalize-b2'))?.getState()) === 'completed');
+
+      // A paused queue: its jobs wait on purpose.
+      await queues.queues.migration.pause();
+      await queues.enqueue('migration-finalize', { migrationId: 'b3' }, { jobId: 'finalize-b3' });
+      await sleep(THRESHOLD * 2.5);
+      expect(worker.runtime.workers[0]).toBe(original);
+      expect(await restarts()).toBe(before);
+      await queues.queues.migration.resume();
+      await until(async () => (await (await queues.getJob('migration-finalize', 'finalize-b3'))?.getState()) === 'completed');
+      expect(ran).toEqual(['b1', 'b2', 'b3']);
+    });
+  });
 });
