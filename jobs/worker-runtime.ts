@@ -61,6 +61,8 @@ export class WorkerRuntime {
   /** Jobs started per queue since start (the fetch watchdog's sign of life). */
   private readonly started = new Map<QueueName, number>();
   private watchdog: FetchWatchdog | undefined;
+  /** Replaced workers still closing (bounded; see retire). */
+  private readonly retiring = new Set<Promise<void>>();
   private closing: Promise<void> | undefined;
 
   constructor(private readonly deps: WorkerRuntimeDeps) {}
@@ -122,8 +124,8 @@ export class WorkerRuntime {
   /**
    * A new Worker (and connection) for a queue whose fetch loop is wedged. Only an idle worker is
    * replaced, so no handler is cut off; a job the old loop still hands over later goes back to
-   * `wait` (retired). The old one is closed without waiting on it: BullMQ's close can wait
-   * forever on a blocking connection that never reconnects (taskforcesh/bullmq#4656).
+   * `wait` (retired). The old one is closed in the background and for at most 5 s: BullMQ's
+   * close can wait forever on a blocking connection that never reconnects (bullmq#4656).
    */
   private async replace(queue: QueueName): Promise<void> {
     const old = this.slots.get(queue);
@@ -133,7 +135,8 @@ export class WorkerRuntime {
     this.slots.set(queue, fresh);
     workerFetchRestarts.inc({ queue });
     this.deps.log.warn({ queue, thresholdMs: this.deps.config.WORKER_FETCH_WATCHDOG_MS }, 'worker took no job while jobs waited; replaced it with a new one');
-    void retire(old);
+    const closing = retire(old).finally(() => this.retiring.delete(closing));
+    this.retiring.add(closing);
     await withTimeout(fresh.worker.waitUntilReady(), 10_000).catch((err) => this.deps.log.warn({ err: errorMessage(err), queue }, 'replacement worker not ready yet'));
   }
 
@@ -153,6 +156,7 @@ export class WorkerRuntime {
       const slots = [...this.slots.values()];
       await Promise.all(slots.map((s) => s.worker.close().catch((err) => this.deps.log.warn({ err: errorMessage(err) }, 'worker close failed'))));
       await Promise.all(slots.map((s) => s.connection.quit().catch(() => s.connection.disconnect())));
+      await Promise.all(this.retiring);
       this.deps.log.info('worker stopped');
     })();
     return this.closing;
