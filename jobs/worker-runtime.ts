@@ -151,8 +151,9 @@ export class WorkerRuntime {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await this.watchdog?.stop();
       this.shutdown.abort(new Error('worker shutting down'));
+      // After the abort, so handlers start checkpointing while a look in flight finishes.
+      await this.watchdog?.stop();
       const slots = [...this.slots.values()];
       await Promise.all(slots.map((s) => s.worker.close().catch((err) => this.deps.log.warn({ err: errorMessage(err) }, 'worker close failed'))));
       await Promise.all(slots.map((s) => s.connection.quit().catch(() => s.connection.disconnect())));

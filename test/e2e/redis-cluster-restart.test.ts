@@ -82,6 +82,9 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     reconciler.start();
   }, 120_000);
   afterAll(async () => {
+    // Not a failure: the watchdog doing its job. Printed so a CI log shows how often restarts wedge BullMQ.
+    const replaced = (await registry.getSingleMetric('worker_fetch_restarts_total')!.get()).values.filter((v) => v.value > 0);
+    if (replaced.length > 0) console.warn(`redis-cluster-restart: the fetch watchdog replaced workers: ${JSON.stringify(replaced.map((v) => [v.labels.queue, v.value]))}`);
     // Bounded: BullMQ's Worker.close() (and disconnect()) can wait forever on a blocking connection
     // that is still reconnecting after a node restart (taskforcesh/bullmq#4656); the run's result
     // is already asserted, and the private cluster must be stopped whatever happens here.
