@@ -150,6 +150,8 @@ describe.each(redisKinds())('worker runtime on %s', (redisKind) => {
 
   describe('fetch watchdog', () => {
     const THRESHOLD = 1500;
+    /** BullMQ Worker's default drainDelay: how long one blocking read lasts. */
+    const DRAIN_DELAY_MS = 5000;
     const restarts = async () =>
       (await registry.getSingleMetric('worker_fetch_restarts_total')!.get()).values.find((v) => v.labels.queue === 'migration')?.value ?? 0;
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -165,10 +167,13 @@ describe.each(redisKinds())('worker runtime on %s', (redisKind) => {
       });
       const original = worker.runtime.workers[0]!;
       // The stand-in for a fetch loop wedged by a Redis outage: BullMQ's own pause stops this
-      // worker fetching while it stays open and "running", which is what the wedge looks like.
+      // worker fetching while it stays open, which is what the wedge looks like from outside.
+      // pause(true) lets the blocking read in flight run out (drainDelay, 5 s) instead of cutting
+      // it; cutting it (pause()) can hang on a Redis Cluster connection. So wait that out
+      // before a job is enqueued, or the last read could still take it.
       await original.pause(true);
 
-      await sleep(THRESHOLD * 2);
+      await sleep(DRAIN_DELAY_MS + 1500);
       expect(worker.runtime.workers[0]).toBe(original);
       expect(await restarts()).toBe(before);
 
