@@ -25,7 +25,10 @@ export interface DbOptions {
   poolMax?: number;
 }
 
-export function createDb(config: Pick<Config, 'DATABASE_URL'>, options: DbOptions = {}): Db {
+/** The page cache when a caller passes only DATABASE_URL (tools, benches): the service's default. */
+const DEFAULT_SQLITE_CACHE_MB = 64;
+
+export function createDb(config: Pick<Config, 'DATABASE_URL'> & Partial<Pick<Config, 'SQLITE_CACHE_MB'>>, options: DbOptions = {}): Db {
   const url = config.DATABASE_URL;
   if (dialectOf(url) === 'postgres') {
     return knexFactory({
@@ -53,6 +56,8 @@ export function createDb(config: Pick<Config, 'DATABASE_URL'>, options: DbOption
         // the same index pages many times, and a larger window copies each once — about twice
         // the insert throughput in bench/ingest.bench.ts.
         conn.pragma('wal_autocheckpoint = 10000');
+        // Negative: a size in KiB rather than pages.
+        conn.pragma(`cache_size = -${(config.SQLITE_CACHE_MB ?? DEFAULT_SQLITE_CACHE_MB) * 1024}`);
         conn.pragma('busy_timeout = 5000');
         conn.pragma('foreign_keys = ON');
         done(null, conn);
