@@ -16,6 +16,9 @@ function allowedHostsProblem(text: string): string | undefined {
 
 const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
 
+/** Also what createDb uses when a caller passes only DATABASE_URL (tools, benches). */
+export const SQLITE_CACHE_MB_DEFAULT = 64;
+
 /** `host:port,…` → the cluster's seed nodes, validated once here. */
 const redisClusterNodes = z
   .string()
@@ -50,7 +53,7 @@ export const configSchema = z.object({
    * insert ids (UUIDs, as SDKs send) touch pages all over the dedupe index; 64 MB inserted 1M
    * such rows 15–28 % faster than 2 MB (docs/performance.md). Grows only as pages are read.
    */
-  SQLITE_CACHE_MB: int(64),
+  SQLITE_CACHE_MB: int(SQLITE_CACHE_MB_DEFAULT),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   /**
    * `host:port,host:port,…` of a Redis Cluster's seed nodes: every queue, flow, lock and

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
-import type { Config } from '../../config/index.js';
+import { SQLITE_CACHE_MB_DEFAULT, type Config } from '../../config/index.js';
 
 export type Db = Knex;
 export type DbOrTrx = Knex | Knex.Transaction;
@@ -24,9 +24,6 @@ export interface DbOptions {
   schema?: string;
   poolMax?: number;
 }
-
-/** The page cache when a caller passes only DATABASE_URL (tools, benches): the service's default. */
-const DEFAULT_SQLITE_CACHE_MB = 64;
 
 export function createDb(config: Pick<Config, 'DATABASE_URL'> & Partial<Pick<Config, 'SQLITE_CACHE_MB'>>, options: DbOptions = {}): Db {
   const url = config.DATABASE_URL;
@@ -57,7 +54,7 @@ export function createDb(config: Pick<Config, 'DATABASE_URL'> & Partial<Pick<Con
         // the insert throughput in bench/ingest.bench.ts.
         conn.pragma('wal_autocheckpoint = 10000');
         // Negative: a size in KiB rather than pages.
-        conn.pragma(`cache_size = -${(config.SQLITE_CACHE_MB ?? DEFAULT_SQLITE_CACHE_MB) * 1024}`);
+        conn.pragma(`cache_size = -${(config.SQLITE_CACHE_MB ?? SQLITE_CACHE_MB_DEFAULT) * 1024}`);
         conn.pragma('busy_timeout = 5000');
         conn.pragma('foreign_keys = ON');
         done(null, conn);

@@ -184,6 +184,15 @@ export function transformAmplitudeEvent(raw: unknown, options: AmplitudeTransfor
  * canonical JSON, so the outcome never depends on the order the export was read in.
  */
 export function laterSnapshot(a: AmplitudeUserSnapshot, b: AmplitudeUserSnapshot): AmplitudeUserSnapshot {
+  return laterByRule(a, b, (s) => canonicalJson(s.properties));
+}
+
+/** The same rule for snapshots whose properties are already canonical JSON (the staged form). */
+export function laterStagedSnapshot<T extends { time: number; properties: string }>(a: T, b: T): T {
+  return laterByRule(a, b, (s) => s.properties);
+}
+
+function laterByRule<T extends { time: number }>(a: T, b: T, canonical: (s: T) => string): T {
   if (a.time !== b.time) return a.time > b.time ? a : b;
-  return canonicalJson(a.properties) >= canonicalJson(b.properties) ? a : b;
+  return canonical(a) >= canonical(b) ? a : b;
 }

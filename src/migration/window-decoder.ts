@@ -10,7 +10,7 @@
  */
 import { readArchiveLines } from '../../connectors/amplitude/archive-reader.js';
 import { canonicalJson } from '../domain/canonical-json.js';
-import { laterSnapshot, transformAmplitudeEvent, type AmplitudeImportRecord, type AmplitudeUserSnapshot } from '../domain/amplitude-transform.js';
+import { laterSnapshot, laterStagedSnapshot, transformAmplitudeEvent, type AmplitudeImportRecord, type AmplitudeUserSnapshot } from '../domain/amplitude-transform.js';
 import type { EventLimits } from '../domain/event-record.js';
 import { concatEventRows, toEventRows, type EventRows } from '../store/event-rows.js';
 import type { Rejection } from '../db/migration-runs.repo.js';
@@ -116,12 +116,6 @@ class BatchBuilder {
   }
 }
 
-/** The staged snapshot that wins, by the staging table's rule (migration-user-props.repo.ts). */
-function laterStaged(a: StagedUser, b: StagedUser): StagedUser {
-  if (a.time !== b.time) return a.time > b.time ? a : b;
-  return a.properties >= b.properties ? a : b;
-}
-
 /**
  * Consecutive batches of one window as one commit: rows in order, per user the snapshot that
  * wins, the counts summed, and the position after the last. The writer takes every batch its
@@ -136,7 +130,7 @@ export function mergeBatches(batches: readonly DecodedBatch[]): DecodedBatch {
   for (const b of batches) {
     for (const u of b.staged) {
       const prev = staged.get(u.distinctId);
-      staged.set(u.distinctId, prev ? laterStaged(prev, u) : u);
+      staged.set(u.distinctId, prev ? laterStagedSnapshot(prev, u) : u);
     }
     read += b.read;
     rejected += b.rejected;

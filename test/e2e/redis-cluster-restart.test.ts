@@ -18,8 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileSources } from '../../jobs/reconcile-sources.js';
 import { findBatchImport } from '../../src/db/batch-imports.repo.js';
 import { countEvents } from '../helpers/events.js';
+import { metricValues } from '../helpers/metrics.js';
 import { silentLogger } from '../../src/lib/logger.js';
-import { registry } from '../../src/lib/metrics.js';
 import { Reconciler } from '../../src/runs/reconciler.js';
 import { basicAuth, seedProject } from '../helpers/accounts.js';
 import { AmplitudeDataset } from '../amplitude-standin/dataset.js';
@@ -83,7 +83,7 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
   }, 120_000);
   afterAll(async () => {
     // Not a failure: the watchdog doing its job. Printed so a CI log shows how often restarts wedge BullMQ.
-    const replaced = (await registry.getSingleMetric('worker_fetch_restarts_total')!.get()).values.filter((v) => v.value > 0);
+    const replaced = (await metricValues('worker_fetch_restarts_total')).filter((v) => v.value > 0);
     if (replaced.length > 0) console.warn(`redis-cluster-restart: the fetch watchdog replaced workers: ${JSON.stringify(replaced.map((v) => [v.labels.queue, v.value]))}`);
     // Bounded: BullMQ's Worker.close() (and disconnect()) can wait forever on a blocking connection
     // that is still reconnecting after a node restart (taskforcesh/bullmq#4656); the run's result
@@ -139,7 +139,7 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
         return `${x.name}: running=${x.isRunning()} blocking=${client?.status}/${client?.nodes?.('master').length ?? '?'}nodes`;
       }),
     );
-    const restarts = (await registry.getSingleMetric('worker_fetch_restarts_total')!.get()).values;
+    const restarts = await metricValues('worker_fetch_restarts_total');
     return JSON.stringify({ counts, workers, restarts });
   }
 

@@ -7,12 +7,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { JobHandler } from '../../jobs/types.js';
 import { PermanentError } from '../../src/lib/errors.js';
-import { registry } from '../../src/lib/metrics.js';
 import { JobQueues } from '../../src/queue/queues.js';
 import { createRedisConnections } from '../../src/queue/redis-connection.js';
 import { testConfig } from '../helpers/app.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
 import { startInProcessWorker, until, type InProcessWorker } from '../helpers/job-platform.js';
+import { metricValues } from '../helpers/metrics.js';
 import { redisKinds, redisOverrides } from '../helpers/redis-kinds.js';
 
 // The runtime does not touch the database itself; one SQLite file stands in for the handler's db.
@@ -40,7 +40,7 @@ describe.each(redisKinds())('worker runtime on %s', (redisKind) => {
     queues = new JobQueues(createRedisConnections(config));
   };
   const jobsTotal = async (outcome: string) => {
-    const metric = (await registry.getSingleMetric('jobs_total')!.get()).values.find((v) => v.labels.queue === 'migration' && v.labels.outcome === outcome);
+    const metric = (await metricValues('jobs_total')).find((v) => v.labels.queue === 'migration' && v.labels.outcome === outcome);
     return metric?.value ?? 0;
   };
 
@@ -153,7 +153,7 @@ describe.each(redisKinds())('worker runtime on %s', (redisKind) => {
     /** BullMQ Worker's default drainDelay: how long one blocking read lasts. */
     const DRAIN_DELAY_MS = 5000;
     const restarts = async () =>
-      (await registry.getSingleMetric('worker_fetch_restarts_total')!.get()).values.find((v) => v.labels.queue === 'migration')?.value ?? 0;
+      (await metricValues('worker_fetch_restarts_total')).find((v) => v.labels.queue === 'migration')?.value ?? 0;
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
     it('replaces a worker that takes no job while one waits; an idle worker with nothing waiting is left alone', async () => {
