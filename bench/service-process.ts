@@ -15,6 +15,8 @@ export interface ServiceProcess {
   url: string;
   /** CPU seconds (user + system) of the whole process tree so far. */
   cpuSeconds: () => number;
+  /** CPU seconds of the service's main thread alone (the SQLite writer, the HTTP server). */
+  mainThreadCpuSeconds: () => number;
   /** The largest peak RSS (VmHWM) of any process of the tree, MB. */
   peakRssMb: () => number;
   stop: () => Promise<void>;
@@ -51,9 +53,10 @@ function tree(pid: number): number[] {
 
 const TICKS = 100; // USER_HZ on Linux
 
-function cpuOf(pid: number): number {
+/** CPU seconds of a process (`/proc/<pid>/stat`) or of one of its threads (`/proc/<pid>/task/<tid>/stat`). */
+function cpuOf(pid: number, statFile = `/proc/${pid}/stat`): number {
   try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = fs.readFileSync(statFile, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) / TICKS;
   } catch {
     return 0;
@@ -108,6 +111,8 @@ export async function startService(env: Record<string, string>, logFile: string)
   return {
     url,
     cpuSeconds: () => tree(pid).reduce((sum, p) => sum + cpuOf(p), 0),
+    // npm and tsx's launcher are in the tree too, idle: the busiest main thread is the service's.
+    mainThreadCpuSeconds: () => Math.max(...tree(pid).map((p) => cpuOf(p, `/proc/${p}/task/${p}/stat`))),
     peakRssMb: () => Math.max(...tree(pid).map(hwmMbOf)),
     stop: async () => {
       if (child.exitCode !== null) return;

@@ -36,6 +36,7 @@ async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats:
   const floors: number[] = [];
   const ratios: number[] = [];
   const cpus: number[] = [];
+  const mainCpus: number[] = [];
   const rss: number[] = [];
   for (let r = 0; r < repeats; r++) {
     ctx.log(`service ${kind}: run ${r + 1}/${repeats}: floor (${n.toLocaleString('en-US')} events)`);
@@ -49,6 +50,7 @@ async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats:
     floors.push(floor.rate);
     ratios.push(rate / floor.rate);
     cpus.push(res.serverCpuUsPerEvent);
+    mainCpus.push(res.mainThreadCpuUsPerEvent);
     rss.push(res.serverPeakRssMb);
     ctx.log(`service ${kind}: ${Math.round(rate)} events/s vs floor ${Math.round(floor.rate)} (${(rate / floor.rate).toFixed(2)})`);
   }
@@ -63,7 +65,7 @@ async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats:
       value: median(rates),
       ratio: `${median(ratios).toFixed(2)} of floor`,
       peakRssMb: Math.max(...rss),
-      note: `${spread}; server cpu ${median(cpus).toFixed(1)} µs/event`,
+      note: `${spread}; server cpu ${median(cpus).toFixed(1)} µs/event (main thread ${median(mainCpus).toFixed(1)})`,
     },
   ];
 }

@@ -52,6 +52,25 @@ describe('SQLite write combiner', () => {
     expect(await usageForMonth(t.db, b.id, monthOf(now))).toEqual({ track: 300 });
   });
 
+  it('batches handed over in one turn of the event loop share one transaction', async () => {
+    const p = await createProject(t.db, { name: 'one-turn' });
+    const begins: string[] = [];
+    const onQuery = (q: { sql: string }) => {
+      if (/^begin/i.test(q.sql)) begins.push(q.sql);
+    };
+    t.db.on('query', onQuery);
+    try {
+      const now = Date.now();
+      await Promise.all(['a', 'b', 'c', 'd'].map((prefix) => storeEventRows(eventStoreOf(t.db), p.id, 'import', rows(`one-${prefix}`, 200), now)));
+    } finally {
+      t.db.off('query', onQuery);
+    }
+    // The writer yields to the event loop before it forms a group, so the first batch does not
+    // go alone while the other three wait for a second commit.
+    expect(begins).toHaveLength(1);
+    expect(await countEvents(t.db, p.id)).toBe(800);
+  });
+
   it('a failing batch fails alone; the batches combined with it are committed', async () => {
     const p = await createProject(t.db, { name: 'c' });
     const bad = rows('bad', 10);

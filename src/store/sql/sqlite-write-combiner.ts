@@ -13,6 +13,8 @@ import type { EventRows } from '../event-rows.js';
 import { monthOf } from '../../domain/time-buckets.js';
 import { addUsage, insertEventRows } from './sql-write.js';
 
+const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Rows per combined transaction, at most (beyond ~20k the commit saving is gone). */
 const MAX_ROWS = 20_000;
 
@@ -44,6 +46,10 @@ class SqliteWriteCombiner {
     this.running = true;
     try {
       while (this.pending.length > 0) {
+        // Let the event loop's I/O run first: request bodies that arrived while the last group
+        // was written go to the ingest worker now, not after this group too (the inserts are
+        // synchronous), and parsed batches that are waiting join this group.
+        await yieldToIo();
         const group: Pending[] = [];
         let size = 0;
         while (this.pending.length > 0 && (group.length === 0 || size + this.pending[0]!.rows.event.length <= MAX_ROWS)) {
@@ -75,7 +81,8 @@ class SqliteWriteCombiner {
     return this.db.transaction(async (trx) => {
       const counts: number[] = [];
       const usage = new Map<string, { projectId: number; source: string; now: number; n: number }>();
-      for (const g of group) {
+      for (const [i, g] of group.entries()) {
+        if (i > 0) await yieldToIo();
         const inserted = await insertEventRows(trx, g.projectId, g.source, g.rows, g.now);
         counts.push(inserted);
         const key = `${g.projectId}\u0000${g.source}\u0000${monthOf(g.now)}`;
