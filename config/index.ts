@@ -178,6 +178,13 @@ export const configSchema = z.object({
   MIGRATION_RETRY_BASE_MS: int(1000),
   /** Worker threads that decode migration archives beside the writer (0: decode inline on the job's thread). */
   MIGRATION_DECODE_THREADS: int(2),
+  /**
+   * Migration jobs (days) one worker process runs at once, in place of WORKER_CONCURRENCY for
+   * that queue. More days than decoder threads: while one day's batches are written, the next
+   * days decode (a thread is free again once its day is decoded), so neither the writer nor the
+   * decoders wait for each other at day boundaries.
+   */
+  MIGRATION_DAY_CONCURRENCY: int(4),
 
   /** Largest experiments API request body in bytes (after gzip); larger ones get 413. */
   EXPERIMENTS_MAX_BODY_BYTES: int(1024 * 1024),

@@ -102,7 +102,7 @@ export class WorkerRuntime {
     const worker = new Worker(queue, (job, token) => this.process(queue, job, token, retired.signal), {
       connection,
       prefix: this.deps.queues.prefix,
-      concurrency: Math.max(1, config.WORKER_CONCURRENCY),
+      concurrency: Math.max(1, queue === 'migration' ? config.MIGRATION_DAY_CONCURRENCY : config.WORKER_CONCURRENCY),
       lockDuration: config.JOB_LOCK_MS,
       stalledInterval: config.JOB_LOCK_MS,
       maxStalledCount: config.JOB_MAX_STALLED_COUNT,

@@ -5,11 +5,13 @@
  * Threads are kept in a small per-process pool (starting one under tsx costs a second), unref'd
  * and stopped after a minute idle. Flow control: a thread decodes at most DECODE_AHEAD batches
  * ahead of the commit being written, so memory stays bounded whatever the archive's size; the
- * writer commits every batch that is ready at once, so commits grow when it falls behind. When
- * no thread is free, or threads are off (`MIGRATION_DECODE_THREADS=0`), or a thread dies,
- * decoding happens inline —
- * threads only ever make a load faster, never fail it (a dead thread fails the attempt, which
- * resumes from its checkpoint).
+ * writer commits every batch that is ready at once, so commits grow when it falls behind. A
+ * thread goes back to the pool as soon as it has decoded its window, while that window's last
+ * batches may still wait to be written; a window that finds every thread busy waits for one
+ * (more days run at once than there are threads: MIGRATION_DAY_CONCURRENCY), so decoding never
+ * lands on the writer's thread. When threads are off (`MIGRATION_DECODE_THREADS=0`) or one cannot
+ * start, decoding happens inline; a thread that dies fails the attempt, which resumes from its
+ * checkpoint.
  */
 import type { Worker } from 'node:worker_threads';
 import { RetryableError } from '../lib/errors.js';
@@ -73,20 +75,31 @@ function startThread(): Thread {
   return t;
 }
 
+/** Windows waiting for a thread of a full pool, first come first served. */
+const waiting: (() => void)[] = [];
+
 async function acquire(max: number): Promise<Thread | undefined> {
-  let t = pool.find((p) => !p.busy && !p.dead);
-  if (!t && pool.length < max) t = startThread();
-  if (!t) return undefined;
-  t.busy = true;
-  clearTimeout(t.idleTimer);
-  if (!(await t.ready)) return undefined;
-  return t;
+  for (;;) {
+    let t = pool.find((p) => !p.busy && !p.dead);
+    if (!t && pool.length < max) t = startThread();
+    if (t) {
+      t.busy = true;
+      clearTimeout(t.idleTimer);
+      if (!(await t.ready)) return undefined;
+      return t;
+    }
+    // Every thread is decoding: wait for one rather than decode on the writer's thread. A thread
+    // frees as soon as it has decoded its window, not when that window is written, so this
+    // window's decoding overlaps the writes of the windows before it.
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  }
 }
 
 function release(t: Thread): void {
   t.busy = false;
   t.idleTimer = setTimeout(() => void t.worker.terminate(), IDLE_MS);
   t.idleTimer.unref();
+  waiting.shift()?.();
 }
 
 /** Decodes a window on a pool thread (at most `maxThreads` of them), or inline. */
@@ -100,9 +113,20 @@ export async function* decodeWindowOffThread(req: DecodeRequest, signal: AbortSi
   const inbox: FromThread[] = [];
   let wake: (() => void) | undefined;
   let failure: Error | undefined;
+  // Set once the thread has sent its last message for this window: it goes back to the pool at
+  // once, while the batches it decoded may still wait in the inbox to be written.
+  let freed = false;
+  const free = () => {
+    if (freed) return;
+    freed = true;
+    t.worker.off('message', onMessage);
+    t.worker.off('exit', onGone);
+    release(t);
+  };
   const onMessage = (msg: FromThread) => {
     if ('id' in msg && msg.id !== id) return;
     inbox.push(msg);
+    if (msg.type === 'done') free();
     wake?.();
   };
   const onGone = () => {
@@ -143,14 +167,18 @@ export async function* decodeWindowOffThread(req: DecodeRequest, signal: AbortSi
       }
     }
   } finally {
-    t.worker.off('message', onMessage);
-    t.worker.off('exit', onGone);
     signal.removeEventListener('abort', onAbort);
-    if (t.dead) {
+    if (freed) {
+      // already back in the pool (it may be decoding another window by now)
+    } else if (t.dead) {
+      t.worker.off('message', onMessage);
+      t.worker.off('exit', onGone);
       // nothing to give back
     } else if (finished) {
-      release(t);
+      free();
     } else {
+      t.worker.off('message', onMessage);
+      t.worker.off('exit', onGone);
       // Stopped early (abort, error, consumer gone): the thread may be mid-batch; replace it.
       const i = pool.indexOf(t);
       if (i >= 0) pool.splice(i, 1);

@@ -102,10 +102,17 @@ describe.each(dbKinds())('Amplitude migration end to end on %s', (kind) => {
     const workers = await Promise.all([startWorker(), startWorker(), startWorker()]);
     // Wait until loading is well under way on more than one worker, then kill without warning one
     // that has finished a day (a day names the worker that last took it: one whose only day was
-    // taken over after its death is, rightly, no longer named).
+    // taken over after its death is, rightly, no longer named). The day must have been done for a
+    // while: a day just marked done may still have its job running (its completion not yet
+    // acknowledged to Redis), and that job is then taken over and renamed after the kill.
+    const doneSince = new Map<string, number>();
     const mid = await until(async () => {
       const v = await view(p, id);
-      const finisher = (v.days as { status: string; worker: string | null }[]).find((d) => d.status === 'done' && d.worker)?.worker;
+      const now = Date.now();
+      for (const d of v.days as { day: string; status: string; worker: string | null }[]) {
+        if (d.status === 'done' && d.worker && !doneSince.has(`${d.day} ${d.worker}`)) doneSince.set(`${d.day} ${d.worker}`, now);
+      }
+      const finisher = [...doneSince].find(([, since]) => now - since >= 1500)?.[0].split(' ')[1];
       if (!(v.workers.length >= 2 && finisher && (await countEvents(t.db, p.id)) >= total * 0.3)) return undefined;
       v.victim = finisher;
       return v;

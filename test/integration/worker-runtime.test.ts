@@ -100,6 +100,25 @@ describe.each(redisKinds())('worker runtime on %s', (redisKind) => {
     expect(await jobsTotal('failed')).toBe(failedBefore + 1);
   });
 
+  it('runs MIGRATION_DAY_CONCURRENCY migration jobs at once, whatever WORKER_CONCURRENCY says', async () => {
+    config = testConfig({ ...redisOverrides(redisKind), WORKER_CONCURRENCY: 1, MIGRATION_DAY_CONCURRENCY: 3 });
+    queues = new JobQueues(createRedisConnections(config));
+    let running = 0;
+    let most = 0;
+    const day: JobHandler<'migration-day'> = async () => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((r) => setTimeout(r, 400));
+      running -= 1;
+    };
+    worker = await startInProcessWorker(t.db, config, { handlers: { 'migration-day': day }, queueNames: ['migration'] });
+    for (const d of ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04']) {
+      await queues.enqueue('migration-day', { migrationId: 'mc', day: d }, { jobId: `day-mc-${d}` });
+    }
+    await until(async () => (await queues.queues.migration.getJobCounts('completed')).completed === 4);
+    expect(most).toBe(3);
+  });
+
   it('rolling deploys: takes a payload with a field it does not know (a newer web enqueued it)', async () => {
     fresh();
     const seen: unknown[] = [];
@@ -188,7 +207,7 @@ describe.each(redisKinds())('worker runtime on %s', (redisKind) => {
     });
 
     it('leaves a busy worker alone (its one slot running, another job waiting), and any worker of a paused queue', async () => {
-      config = testConfig({ ...redisOverrides(redisKind), WORKER_CONCURRENCY: 1, WORKER_FETCH_WATCHDOG_MS: THRESHOLD });
+      config = testConfig({ ...redisOverrides(redisKind), WORKER_CONCURRENCY: 1, MIGRATION_DAY_CONCURRENCY: 1, WORKER_FETCH_WATCHDOG_MS: THRESHOLD });
       queues = new JobQueues(createRedisConnections(config));
       const before = await restarts();
       let release!: () => void;
