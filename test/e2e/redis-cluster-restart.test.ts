@@ -64,6 +64,10 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
       AMPLITUDE_US_URL: amplitude.url,
       MIGRATION_TMP_DIR: migrationTmp,
       MIGRATION_BATCH_EVENTS: 1000,
+      // Two days at a time per worker, as before MIGRATION_DAY_CONCURRENCY existed: with its
+      // default of 4, both workers load all 8 days at once and finish during the restart, and
+      // the restart is then no longer mid-run.
+      MIGRATION_DAY_CONCURRENCY: 2,
       REDIS_URL: CLOSED_REDIS_URL,
       REDIS_CLUSTER_NODES: cluster.nodes,
       UPLOAD_DIR: uploads,

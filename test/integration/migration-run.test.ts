@@ -199,12 +199,14 @@ describe.each(dbKinds())('migration run on %s', (kind) => {
     const id = created.body.results.migration_id as string;
     // Count, then the counted step; stop before loading.
     await driveMigrationQueue(t.db, app.config, app.queues, { maxJobs: 2 });
-    // Load with a signal that aborts after the first committed batch (as a shutdown would).
+    // Load with a signal that aborts after the first committed batch (as a shutdown would). Small
+    // batches: the writer commits every batch already decoded at once (up to 4), so a day of three
+    // 1000-event batches decoded quickly could go in one commit, with no moment to interrupt it.
     const abort = new AbortController();
     const timer = setInterval(async () => {
       if ((await countEvents(t.db, p.id)) > 0) abort.abort(new Error('shutdown'));
     }, 5);
-    const first = await driveMigrationQueue(t.db, app.config, app.queues, { signalFor: () => abort.signal, maxJobs: 1 });
+    const first = await driveMigrationQueue(t.db, { ...app.config, MIGRATION_BATCH_EVENTS: 100 }, app.queues, { signalFor: () => abort.signal, maxJobs: 1 });
     clearInterval(timer);
     expect(first.jobs[0]!.error).toMatch(/shutdown/);
     const mid = await status(p, id);
