@@ -63,7 +63,8 @@ function openBytes(path: string, options: ReadOptions): Readable {
   // Sniff first: a file gone meanwhile (another attempt finished the run and deleted it) then
   // throws here, not from a stream already opened with nobody listening for its error.
   const gzipped = fileIsGzipped(path);
-  let stream: Readable = fs.createReadStream(path, { highWaterMark: options.highWaterMark ?? 1 << 20 });
+  const file = fs.createReadStream(path, { highWaterMark: options.highWaterMark ?? 1 << 20 });
+  let stream: Readable = file;
   if (gzipped) {
     const gunzip = zlib.createGunzip({ chunkSize: 1 << 16 });
     stream.on('error', (err) => gunzip.destroy(err));
@@ -74,6 +75,8 @@ function openBytes(path: string, options: ReadOptions): Readable {
     stream.on('error', (err) => limit.destroy(err));
     stream = stream.pipe(limit);
   }
+  // pipe() does not pass a destroy upstream: a reader that stops early would leave the file open.
+  stream.once('close', () => file.destroy());
   return stream;
 }
 

@@ -27,6 +27,32 @@ describe('readUnits', () => {
     fs.rmSync(dir, { recursive: true });
   });
 
+  it('a reader that stops early closes the file, gzipped or not', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reader-'));
+    // Larger than one read (1 MB): the file is still open when the reader stops.
+    const text = Array.from({ length: 60_000 }, (_, i) => JSON.stringify({ event: 'e', properties: { i, pad: 'x'.repeat(40) } })).join('\n');
+    fs.writeFileSync(path.join(dir, 'plain'), text);
+    fs.writeFileSync(path.join(dir, 'gz'), zlib.gzipSync(text, { level: 1 }));
+    const target = (fd: string) => {
+      try {
+        return fs.readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return ''; // closed meanwhile
+      }
+    };
+    const openFiles = () => fs.readdirSync('/proc/self/fd').map(target).filter((f) => f.startsWith(dir));
+    for (const name of ['plain', 'gz']) {
+      for await (const batch of readUnits(path.join(dir, name), 'ndjson')) {
+        expect(batch.kind).toBe('json');
+        expect(openFiles()).toEqual([path.join(dir, name)]);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      expect(openFiles()).toEqual([]);
+    }
+    fs.rmSync(dir, { recursive: true });
+  });
+
   it('a missing file rejects the read, and no stream is left to fail on its own', async () => {
     const uncaught: unknown[] = [];
     const onUncaught = (err: unknown) => uncaught.push(err);
