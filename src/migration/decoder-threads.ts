@@ -67,6 +67,7 @@ function startThread(): Thread {
       const i = pool.indexOf(t);
       if (i >= 0) pool.splice(i, 1);
       resolve(false);
+      wakeOne();
     };
     worker.once('error', gone);
     worker.once('exit', gone);
@@ -78,8 +79,15 @@ function startThread(): Thread {
 /** Windows waiting for a thread of a full pool, first come first served. */
 const waiting: (() => void)[] = [];
 
-async function acquire(max: number): Promise<Thread | undefined> {
+/** A thread was freed or left the pool: the first waiting window looks again. */
+function wakeOne(): void {
+  waiting.shift()?.();
+}
+
+/** A free thread of the pool (started when there are fewer than `max`); undefined if aborted or one cannot start. */
+async function acquire(max: number, signal: AbortSignal): Promise<Thread | undefined> {
   for (;;) {
+    if (signal.aborted) return undefined;
     let t = pool.find((p) => !p.busy && !p.dead);
     if (!t && pool.length < max) t = startThread();
     if (t) {
@@ -91,7 +99,19 @@ async function acquire(max: number): Promise<Thread | undefined> {
     // Every thread is decoding: wait for one rather than decode on the writer's thread. A thread
     // frees as soon as it has decoded its window, not when that window is written, so this
     // window's decoding overlaps the writes of the windows before it.
-    await new Promise<void>((resolve) => waiting.push(resolve));
+    await new Promise<void>((resolve) => {
+      const wake = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        const i = waiting.indexOf(wake);
+        if (i >= 0) waiting.splice(i, 1);
+        resolve();
+      };
+      waiting.push(wake);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
   }
 }
 
@@ -99,13 +119,14 @@ function release(t: Thread): void {
   t.busy = false;
   t.idleTimer = setTimeout(() => void t.worker.terminate(), IDLE_MS);
   t.idleTimer.unref();
-  waiting.shift()?.();
+  wakeOne();
 }
 
 /** Decodes a window on a pool thread (at most `maxThreads` of them), or inline. */
 export async function* decodeWindowOffThread(req: DecodeRequest, signal: AbortSignal, maxThreads: number): AsyncGenerator<DecodedBatch> {
-  const t = maxThreads > 0 ? await acquire(maxThreads) : undefined;
+  const t = maxThreads > 0 ? await acquire(maxThreads, signal) : undefined;
   if (!t) {
+    signal.throwIfAborted();
     yield* decodeWindow(req, signal);
     return;
   }
@@ -183,6 +204,7 @@ export async function* decodeWindowOffThread(req: DecodeRequest, signal: AbortSi
       const i = pool.indexOf(t);
       if (i >= 0) pool.splice(i, 1);
       void t.worker.terminate();
+      wakeOne();
     }
   }
 }

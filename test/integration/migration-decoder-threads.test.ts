@@ -74,4 +74,28 @@ describe('migration decoder threads', () => {
     expect(events(secondBatches) + secondBatches.reduce((n, b) => n + b.rejected, 0)).toBe(dataset.eventsForDay(DAYS[1]!).length);
     expect(secondBatches.at(-1)!.end).toBe(true);
   });
+
+  it('a waiting window gets a new thread when the busy one is stopped early, and stops at once when aborted', async () => {
+    const first = decodeWindowOffThread(request(DAYS[0]!), new AbortController().signal, 1);
+    await first.next();
+    const waitingAbort = new AbortController();
+    const aborted = decodeWindowOffThread(request(DAYS[1]!), waitingAbort.signal, 1);
+    const abortedFirst = aborted.next();
+    const second = decodeWindowOffThread(request(DAYS[1]!), new AbortController().signal, 1);
+    const secondFirst = second.next();
+    expect(await settled(abortedFirst)).toBe(false);
+
+    waitingAbort.abort(new Error('shutdown'));
+    await expect(abortedFirst).rejects.toThrow(/shutdown/);
+    expect(await settled(secondFirst)).toBe(false);
+
+    // The consumer of the first window stops (its day failed): that thread is replaced, and the
+    // window still waiting starts on the new one.
+    await first.return(undefined);
+    const got = await secondFirst;
+    expect(got.done).toBe(false);
+    const batches = [got.value as DecodedBatch];
+    for await (const b of second) batches.push(b);
+    expect(events(batches) + batches.reduce((n, b) => n + b.rejected, 0)).toBe(dataset.eventsForDay(DAYS[1]!).length);
+  });
 });
