@@ -5,7 +5,7 @@
  * the run is created, and by the job, to feed the write path.
  */
 import fs from 'node:fs';
-import { Transform, type Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { parse as parseCsv } from 'csv-parse';
 import { looksGzipped, type BatchFormat, type BatchType } from '../domain/batch-format.js';
@@ -63,21 +63,14 @@ function openBytes(path: string, options: ReadOptions): Readable {
   // Sniff first: a file gone meanwhile (another attempt finished the run and deleted it) then
   // throws here, not from a stream already opened with nobody listening for its error.
   const gzipped = fileIsGzipped(path);
-  const file = fs.createReadStream(path, { highWaterMark: options.highWaterMark ?? 1 << 20 });
-  let stream: Readable = file;
-  if (gzipped) {
-    const gunzip = zlib.createGunzip({ chunkSize: 1 << 16 });
-    stream.on('error', (err) => gunzip.destroy(err));
-    stream = stream.pipe(gunzip);
-  }
-  if (options.maxBytes !== undefined) {
-    const limit = limitBytes(options.maxBytes);
-    stream.on('error', (err) => limit.destroy(err));
-    stream = stream.pipe(limit);
-  }
-  // pipe() does not pass a destroy upstream: a reader that stops early would leave the file open.
-  stream.once('close', () => file.destroy());
-  return stream;
+  const stages: (Readable | Transform)[] = [fs.createReadStream(path, { highWaterMark: options.highWaterMark ?? 1 << 20 })];
+  if (gzipped) stages.push(zlib.createGunzip({ chunkSize: 1 << 16 }));
+  if (options.maxBytes !== undefined) stages.push(limitBytes(options.maxBytes));
+  // pipeline(), not pipe(): an error anywhere reaches the last stage, which the reader reads
+  // (so the callback has nothing left to do), and a reader that stops early (destroys the last
+  // stage) closes the file too.
+  if (stages.length > 1) pipeline(stages, () => {});
+  return stages[stages.length - 1]!;
 }
 
 function tooLarge(index: number, max: number): BatchFileError {

@@ -64,10 +64,8 @@ function startThread(): Thread {
     worker.on('message', onMessage);
     const gone = () => {
       t.dead = true;
-      const i = pool.indexOf(t);
-      if (i >= 0) pool.splice(i, 1);
+      leavePool(t);
       resolve(false);
-      wakeOne();
     };
     worker.once('error', gone);
     worker.once('exit', gone);
@@ -82,6 +80,12 @@ const waiting: (() => void)[] = [];
 /** A thread was freed or left the pool: the first waiting window looks again. */
 function wakeOne(): void {
   waiting.shift()?.();
+}
+
+function leavePool(t: Thread): void {
+  const i = pool.indexOf(t);
+  if (i >= 0) pool.splice(i, 1);
+  wakeOne();
 }
 
 /** A free thread of the pool (started when there are fewer than `max`); undefined if aborted or one cannot start. */
@@ -134,20 +138,21 @@ export async function* decodeWindowOffThread(req: DecodeRequest, signal: AbortSi
   const inbox: FromThread[] = [];
   let wake: (() => void) | undefined;
   let failure: Error | undefined;
-  // Set once the thread has sent its last message for this window: it goes back to the pool at
-  // once, while the batches it decoded may still wait in the inbox to be written.
-  let freed = false;
-  const free = () => {
-    if (freed) return;
-    freed = true;
+  const detach = () => {
     t.worker.off('message', onMessage);
     t.worker.off('exit', onGone);
-    release(t);
   };
+  // Set once the thread has sent its last message for this window (done or error): it goes back
+  // to the pool at once, while the batches it decoded may still wait in the inbox to be written.
+  let freed = false;
   const onMessage = (msg: FromThread) => {
     if ('id' in msg && msg.id !== id) return;
     inbox.push(msg);
-    if (msg.type === 'done') free();
+    if (msg.type === 'done' || msg.type === 'error') {
+      freed = true;
+      detach();
+      release(t);
+    }
     wake?.();
   };
   const onGone = () => {
@@ -158,7 +163,6 @@ export async function* decodeWindowOffThread(req: DecodeRequest, signal: AbortSi
   t.worker.on('message', onMessage);
   t.worker.once('exit', onGone);
   signal.addEventListener('abort', onAbort, { once: true });
-  let finished = false;
   try {
     t.worker.postMessage({ type: 'decode', id, req } satisfies ToThread);
     for (;;) {
@@ -170,14 +174,8 @@ export async function* decodeWindowOffThread(req: DecodeRequest, signal: AbortSi
         wake = undefined;
         continue;
       }
-      if (msg.type === 'error') {
-        finished = true;
-        throw new Error(msg.message);
-      }
-      if (msg.type === 'done') {
-        finished = true;
-        return;
-      }
+      if (msg.type === 'error') throw new Error(msg.message);
+      if (msg.type === 'done') return;
       if (msg.type === 'batch') {
         // Every batch already decoded goes into one commit, and the thread gets its credit back
         // before the commit, so it decodes on while the writer writes.
@@ -189,22 +187,14 @@ export async function* decodeWindowOffThread(req: DecodeRequest, signal: AbortSi
     }
   } finally {
     signal.removeEventListener('abort', onAbort);
-    if (freed) {
-      // already back in the pool (it may be decoding another window by now)
-    } else if (t.dead) {
-      t.worker.off('message', onMessage);
-      t.worker.off('exit', onGone);
-      // nothing to give back
-    } else if (finished) {
-      free();
-    } else {
-      t.worker.off('message', onMessage);
-      t.worker.off('exit', onGone);
-      // Stopped early (abort, error, consumer gone): the thread may be mid-batch; replace it.
-      const i = pool.indexOf(t);
-      if (i >= 0) pool.splice(i, 1);
-      void t.worker.terminate();
-      wakeOne();
+    // Not freed: the thread died, or this window stopped early (abort, error, consumer gone) and
+    // the thread may be mid-batch, so it is replaced.
+    if (!freed) {
+      detach();
+      if (!t.dead) {
+        leavePool(t);
+        void t.worker.terminate();
+      }
     }
   }
 }

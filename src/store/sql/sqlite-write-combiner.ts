@@ -8,12 +8,11 @@
  * If a combined transaction fails, its batches are retried one transaction each, so one bad batch
  * never fails the others.
  */
+import { setImmediate as yieldToIo } from 'node:timers/promises';
 import type { Db } from '../../db/knex.js';
 import type { EventRows } from '../event-rows.js';
 import { monthOf } from '../../domain/time-buckets.js';
 import { addUsage, insertEventRows } from './sql-write.js';
-
-const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Rows per combined transaction, at most (beyond ~20k the commit saving is gone). */
 const MAX_ROWS = 20_000;
