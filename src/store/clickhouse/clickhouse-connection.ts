@@ -41,6 +41,21 @@ export function isUnavailable(err: unknown): boolean {
   return /socket hang up|Timeout error|other side closed|ECONNRESET/i.test(message);
 }
 
+/** The server's defaults for query text (max_query_size, max_ast_elements). */
+const DEFAULT_QUERY_BYTES = 256 * 1024;
+const DEFAULT_AST_ELEMENTS = 50_000;
+
+/**
+ * Limits raised for a long query: key lookups list thousands of ids, and a long `where` compiles
+ * to text linear in its size (clickhouse-expression.ts) that can pass the defaults. Our queries
+ * average well over one character per syntax-tree node, so the text's length bounds the tree.
+ */
+export function sizeLimitsFor(sql: string): ClickHouseSettings {
+  if (sql.length < DEFAULT_QUERY_BYTES / 2) return {};
+  const bytes = Buffer.byteLength(sql);
+  return { max_query_size: String(bytes + DEFAULT_QUERY_BYTES), max_ast_elements: String(Math.max(DEFAULT_AST_ELEMENTS, bytes)) };
+}
+
 export interface ClickHouseConnectionOptions {
   /** Cluster mode: inserts into the Distributed table wait until every shard has the rows. */
   distributedSync?: boolean;
@@ -94,7 +109,7 @@ export class ClickHouseConnection {
   /** A query's rows as objects (JSONEachRow). */
   async rows<T = Record<string, unknown>>(sql: string, settings?: ClickHouseSettings): Promise<T[]> {
     return this.run('query', async (c) => {
-      const rs = await c.query({ query: sql, format: 'JSONEachRow', clickhouse_settings: settings });
+      const rs = await c.query({ query: sql, format: 'JSONEachRow', clickhouse_settings: { ...sizeLimitsFor(sql), ...settings } });
       return (await rs.json()) as T[];
     });
   }

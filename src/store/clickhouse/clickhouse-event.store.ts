@@ -80,9 +80,8 @@ const GROUP_MAX_EVENTS = 20_000;
 /** A scan's first window; then about twice the span the last page needed. */
 const INITIAL_SCAN_SPAN_MS = 3_600_000;
 
-/** Insert ids per lookup query (a whole group's), and the statement size that allows (ids are ≤ 255 bytes). */
+/** Insert ids per lookup query (a whole group's); the connection raises max_query_size to fit. */
 const LOOKUP_CHUNK = 20_000;
-const LOOKUP_SETTINGS = { max_query_size: String(LOOKUP_CHUNK * 600) };
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
@@ -184,7 +183,6 @@ export class ClickHouseEventStore implements EventStore {
         ...(await this.conn.rows<KeyRow>(
           `SELECT event, distinct_id, time, insert_id FROM events PREWHERE insert_id IN ${list(part.map(str))} ` +
             `WHERE ${where.join(' AND ')} GROUP BY event, distinct_id, time, insert_id HAVING argMax(is_deleted, ver) = 0`,
-          LOOKUP_SETTINGS,
         )),
       );
     }
@@ -199,7 +197,6 @@ export class ClickHouseEventStore implements EventStore {
     for (const part of chunks([...new Set(wanted.map((l) => l.deviceId))], LOOKUP_CHUNK)) {
       const rows = await this.conn.rows<{ device_id: string }>(
         `SELECT DISTINCT device_id FROM identity_links WHERE project_id = ${int(projectId)} AND device_id IN ${list(part.map(str))}`,
-        LOOKUP_SETTINGS,
       );
       for (const r of rows) linked.add(r.device_id);
     }

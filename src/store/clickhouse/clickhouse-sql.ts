@@ -16,9 +16,10 @@ export function int(value: number | bigint): string {
   return String(value);
 }
 
-/** A Float64 literal (finite only; NaN/Infinity never reach SQL). */
+/** A Float64 literal; a where expression can compute Infinity (`1e999`) or NaN, which 18.16 reads from strings. */
 export function float(value: number): string {
-  if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+  if (Number.isNaN(value)) return "toFloat64('nan')";
+  if (!Number.isFinite(value)) return value > 0 ? "toFloat64('inf')" : "toFloat64('-inf')";
   // toFloat64 keeps integral values from becoming UInt64/Int64 literals (type clashes in if()).
   return `toFloat64(${String(value)})`;
 }
