@@ -97,6 +97,7 @@ describe.runIf(process.env.TEST_CLICKHOUSE_URL)('ClickHouse expressions (18.16) 
       'string(properties["b"]) == "true"',
       'round(properties["n"]) == 6 or ceil(properties["n"]) == -3',
       'properties["n"] < 1e999',
+      'string(properties["n"] * 1e20) == "1.2e+21" or string(properties["n"] / 1e10) == "5e-10"',
       'properties["n"] * 1e308 * 10 == 1e999 or properties["n"] * 1e999 < 0',
     ]) {
       const expr = parseExpression(src);

@@ -107,8 +107,8 @@ function readsColumns(e: Expr): boolean {
 
 /** JS's String(number) for computed numbers (stored numbers carry their exact JS form). */
 function numberText(n: string): string {
-  // + 0 turns -0 into 0, as String(-0) is "0".
-  return `toString((${n}) + 0)`;
+  // + 0 turns -0 into 0, as String(-0) is "0"; JS writes a positive exponent with a sign (1e+21).
+  return `replaceRegexpOne(toString((${n}) + 0), 'e([0-9])', 'e+\\\\1')`;
 }
 
 function property(name: string, cols: ExpressionColumns): SqlValue {
