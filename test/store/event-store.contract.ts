@@ -116,8 +116,8 @@ function linksOf(events: NormalizedEvent[]): Map<string, string> {
 
 /** Long pushed-down filters, by name: each store's SQL must stay within its server's limits. */
 export const LONG_WHERE_CASES: [string, string][] = [
-  ['120 conditions joined by and', [...Array.from({ length: 120 }, (_, k) => `properties["price"] != ${k + 100}`), 'properties["n"] != 3'].join(' and ')],
-  ['120 conditions joined by or', Array.from({ length: 120 }, (_, k) => `properties["n"] == ${k + 4}`).join(' or ')],
+  ['250 conditions joined by and', [...Array.from({ length: 250 }, (_, k) => `properties["price"] != ${k + 100}`), 'properties["n"] != 3'].join(' and ')],
+  ['250 conditions joined by or', Array.from({ length: 250 }, (_, k) => `properties["n"] == ${k + 4}`).join(' or ')],
   ['in a list of 400 strings', `properties["name"] in [${Array.from({ length: 400 }, (_, k) => `"item-${k * 2}"`).join(', ')}]`],
 ];
 
