@@ -99,6 +99,8 @@ describe.runIf(process.env.TEST_CLICKHOUSE_URL)('ClickHouse expressions (18.16) 
       'properties["n"] < 1e999',
       'string(properties["n"] * 1e20) == "1.2e+21" or string(properties["n"] / 1e10) == "5e-10"',
       'properties["n"] * 1e308 * 10 == 1e999 or properties["n"] * 1e999 < 0',
+      'defined(number(properties["n"] * 1e999)) or number("1e999") > 0',
+      '(properties["n"] * 1e999 - 1e999) or properties["missing"]',
     ]) {
       const expr = parseExpression(src);
       expect(await sqlMatches(expr), src).toEqual(nodeMatches(expr));

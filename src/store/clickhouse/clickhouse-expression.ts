@@ -127,7 +127,7 @@ function property(name: string, cols: ExpressionColumns): SqlValue {
 
 function truthySql(v: SqlValue): string {
   if (v.cond !== undefined) return v.cond;
-  return `multiIf(${v.t} IN (${T_UNDEFINED}, ${T_NULL}), 0, ${v.t} IN (${T_BOOL}, ${T_NUMBER}), ${v.n} != 0, ${v.t} = ${T_STRING}, ${v.s} != '', ${v.t} = ${T_ARRAY}, ${v.c} != '[]', 1)`;
+  return `multiIf(${v.t} IN (${T_UNDEFINED}, ${T_NULL}), 0, ${v.t} IN (${T_BOOL}, ${T_NUMBER}), ${v.n} != 0 AND NOT isNaN(${v.n}), ${v.t} = ${T_STRING}, ${v.s} != '', ${v.t} = ${T_ARRAY}, ${v.c} != '[]', 1)`;
 }
 
 /** where-evaluate `equal` on two typed values given as SQL components. */
@@ -235,7 +235,7 @@ function numberFromString(v: SqlValue): SqlValue {
   const valid = `match(${trimmed}, '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$')`;
   // toFloat64OrZero does not take a leading '+'.
   const n = `toFloat64OrZero(replaceRegexpOne(${trimmed}, '^[+]', ''))`;
-  return choose(`${v.t} = ${T_STRING} AND ${valid}`, typed(T_NUMBER, n, numberText(n)), UNDEF);
+  return choose(`${v.t} = ${T_STRING} AND ${valid} AND isFinite(${n})`, typed(T_NUMBER, n, numberText(n)), UNDEF);
 }
 
 function call(fn: string, v: SqlValue): SqlValue {
@@ -246,7 +246,8 @@ function call(fn: string, v: SqlValue): SqlValue {
       return bool(truthySql(v));
     case 'number': {
       const fromBool = typed(T_NUMBER, v.n, `if(${v.n} = 1, '1', '0')`);
-      return choose(`${v.t} = ${T_NUMBER}`, v, choose(`${v.t} = ${T_BOOL}`, fromBool, numberFromString(v)));
+      // JS number() gives undefined for Infinity and NaN (`1e999` is a literal, `n * 1e999` computed).
+      return choose(`${v.t} = ${T_NUMBER}`, choose(`isFinite(${v.n})`, v, UNDEF), choose(`${v.t} = ${T_BOOL}`, fromBool, numberFromString(v)));
     }
     case 'string':
       return choose(`${v.t} IN (${T_UNDEFINED}, ${T_NULL})`, UNDEF, typed(T_STRING, 'toFloat64(0)', v.s));
