@@ -326,3 +326,22 @@ function treeDepth(root: Expr): number {
   }
   return max;
 }
+
+/** Whether the expression reads any property (else it is a constant). */
+export function hasProperty(e: Expr): boolean {
+  switch (e.kind) {
+    case 'literal':
+      return false;
+    case 'property':
+      return true;
+    case 'list':
+      return e.items.some(hasProperty);
+    case 'not':
+    case 'negate':
+      return hasProperty(e.operand);
+    case 'call':
+      return hasProperty(e.arg);
+    case 'binary':
+      return hasProperty(e.left) || hasProperty(e.right);
+  }
+}

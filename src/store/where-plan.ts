@@ -13,7 +13,7 @@
  * other than `time`.
  */
 import { evaluate, truthy } from '../domain/where-evaluate.js';
-import type { Expr } from '../domain/where-expression.js';
+import { hasProperty, type Expr } from '../domain/where-expression.js';
 
 export type Scalar = string | number | boolean | null;
 
@@ -46,24 +46,6 @@ function propRef(name: string): PropRef | undefined {
   // JSON paths quote the name; a quote or backslash inside it is left to the evaluator.
   if (name === '' || [...name].some((c) => c === '"' || c === '\\' || c.charCodeAt(0) < 0x20)) return undefined;
   return { kind: 'json', name };
-}
-
-function hasProperty(e: Expr): boolean {
-  switch (e.kind) {
-    case 'literal':
-      return false;
-    case 'property':
-      return true;
-    case 'list':
-      return e.items.some(hasProperty);
-    case 'not':
-    case 'negate':
-      return hasProperty(e.operand);
-    case 'call':
-      return hasProperty(e.arg);
-    case 'binary':
-      return hasProperty(e.left) || hasProperty(e.right);
-  }
 }
 
 const constant = (e: Expr): unknown => evaluate(e, {});

@@ -14,7 +14,7 @@
  * 18.16 expands every alias where it is used before it checks the tree's size.
  */
 import { evaluate } from '../../domain/where-evaluate.js';
-import type { Expr } from '../../domain/where-expression.js';
+import { hasProperty, type Expr } from '../../domain/where-expression.js';
 import { T_ARRAY, T_BOOL, T_NULL, T_NUMBER, T_STRING, T_UNDEFINED, typedValue, type TypedValue } from './clickhouse-properties.js';
 import { float, str } from './clickhouse-sql.js';
 
@@ -85,24 +85,6 @@ function literal(v: unknown): SqlValue {
   const value: SqlValue = { ...typed(tv.type, float(tv.num), str(tv.str), str(tv.canon)), known: tv };
   if (Array.isArray(v)) value.items = v.map(literal);
   return value;
-}
-
-function readsColumns(e: Expr): boolean {
-  switch (e.kind) {
-    case 'literal':
-      return false;
-    case 'property':
-      return true;
-    case 'list':
-      return e.items.some(readsColumns);
-    case 'not':
-    case 'negate':
-      return readsColumns(e.operand);
-    case 'call':
-      return readsColumns(e.arg);
-    case 'binary':
-      return readsColumns(e.left) || readsColumns(e.right);
-  }
 }
 
 /** JS's String(number) for computed numbers (stored numbers carry their exact JS form). */
@@ -350,7 +332,7 @@ function listOf(items: SqlValue[]): SqlValue {
 }
 
 function compile(expr: Expr, cols: ExpressionColumns): SqlValue {
-  if (!readsColumns(expr)) return literal(evaluate(expr, {}));
+  if (!hasProperty(expr)) return literal(evaluate(expr, {}));
   switch (expr.kind) {
     case 'literal':
       return literal(expr.value);
