@@ -50,7 +50,7 @@ const DEFAULT_AST_ELEMENTS = 50_000;
  * to text linear in its size (clickhouse-expression.ts) that can pass the defaults. Our queries
  * average well over one character per syntax-tree node, so the text's length bounds the tree.
  */
-export function sizeLimitsFor(sql: string): ClickHouseSettings {
+function sizeLimitsFor(sql: string): ClickHouseSettings {
   if (sql.length < DEFAULT_QUERY_BYTES / 2) return {};
   const bytes = Buffer.byteLength(sql);
   return { max_query_size: String(bytes + DEFAULT_QUERY_BYTES), max_ast_elements: String(Math.max(DEFAULT_AST_ELEMENTS, bytes)) };
