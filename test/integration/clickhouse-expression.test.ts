@@ -20,14 +20,14 @@ const ROWS: Record<string, unknown>[] = [
   { a: 'xy', n: 5.5, b: false, list: ['x', 1, true, null], o: { k: 1, j: [2] } },
   { a: '', n: 0, list: [], s: ' 12 ', o: { j: [2], k: 1 } },
   { a: 'X', n: -3, list: ['x', 'x', 'y'], s: '+1e3', t: 'true' },
-  { a: '5', n: 12, s: 'abc', list: [[1], { k: 1 }, 2.5] },
+  { a: '5', n: 12, s: 'abc', list: [[1], { k: 1 }, 2.5], q: 'tab\there\u0001"\\é\u001f' },
   { a: 'x', n: 1700000000, s: '', b: 1 },
 ];
 
 const cols = { distinctId: 'distinct_id' };
 const recordOf = (i: number) => ({ time: 1_700_000_000 + i / 1000, distinct_id: `u${i}`, $insert_id: `id${i}`, ...ROWS[i] });
 
-const names = ['a', 'n', 'b', 'z', 'list', 'o', 's', 't', 'missing', 'time', 'distinct_id'];
+const names = ['a', 'n', 'b', 'z', 'list', 'o', 's', 't', 'q', 'missing', 'time', 'distinct_id'];
 const leaf: fc.Arbitrary<Expr> = fc.oneof(
   fc.constantFrom(...names).map((name): Expr => ({ kind: 'property', name })),
   fc.oneof(fc.constantFrom('x', '', 'X', '5', 'true', 'u1'), fc.constantFrom(0, 1, 5, -3, 5.5, 12), fc.boolean(), fc.constant(null)).map((value): Expr => ({ kind: 'literal', value })),
@@ -127,6 +127,8 @@ describe.runIf(process.env.TEST_CLICKHOUSE_URL)('ClickHouse expressions (18.16) 
       nested(20, '(', 'properties["a"] == "x"', ') == (properties["n"] > 1)'),
       `${'not '.repeat(60)}properties["a"]`,
       'properties["a"] in [string(properties["n"]), number(number(number(properties["s"]))), properties["a"] + "y", [properties["list"]]]',
+      // Labels of a nested list are its JSON text: control characters escaped as JSON.stringify does.
+      '[[properties["q"], properties["a"]], string([properties["q"]])]',
       Array.from({ length: 100 }, (_, k) => `(properties["n"] == ${k} or "x${k}" in properties["list"])`).join(' or '),
     ];
     for (const src of cases) {

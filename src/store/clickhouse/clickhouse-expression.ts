@@ -59,13 +59,14 @@ function bool(cond: string): SqlValue {
   return { t: `toUInt8(${T_BOOL})`, n: `toFloat64(${b})`, s: `if(${b} = 1, 'true', 'false')`, c: "''", cond };
 }
 
-/** JSON.stringify of a string, in SQL (control characters other than \\n \\r \\t \\b \\f are not escaped). */
+/** JSON.stringify's escapes of one character, besides \u00XX for the other control characters. */
+const JSON_ESCAPES: [string, string][] = [['"', '\\"'], ['\\', '\\\\'], ['\n', '\\n'], ['\r', '\\r'], ['\t', '\\t'], ['\b', '\\b'], ['\f', '\\f']];
+
+/** JSON.stringify of a string, in SQL: character by character (a UTF-8 sequence has no byte below 0x20). */
 function jsonQuote(s: string): string {
-  let out = s;
-  for (const [from, to] of [['\\', '\\\\'], ['"', '\\"'], ['\n', '\\n'], ['\r', '\\r'], ['\t', '\\t'], ['\b', '\\b'], ['\f', '\\f']]) {
-    out = `replaceAll(${out}, ${str(from!)}, ${str(to!)})`;
-  }
-  return `concat('"', ${out}, '"')`;
+  const escapes = JSON_ESCAPES.map(([from, to]) => `jc = ${str(from)}, ${str(to)}`).join(', ');
+  const escaped = `multiIf(${escapes}, jc < ' ', concat(${str('\\u00')}, lower(hex(jc))), jc)`;
+  return `concat('"', arrayStringConcat(arrayMap(jc -> ${escaped}, extractAll(${s}, '(?s).'))), '"')`;
 }
 
 /** A list item's JSON text: as JSON.stringify (`s`) or canonical (`c`) writes it inside an array. */
