@@ -62,11 +62,12 @@ function bool(cond: string): SqlValue {
 /** JSON.stringify's escapes of one character, besides \u00XX for the other control characters. */
 const JSON_ESCAPES: [string, string][] = [['"', '\\"'], ['\\', '\\\\'], ['\n', '\\n'], ['\r', '\\r'], ['\t', '\\t'], ['\b', '\\b'], ['\f', '\\f']];
 
+/** JSON.stringify of one character `jc`: its short escape, \u00XX for the other control characters, else itself. */
+const JSON_CHARACTER = `multiIf(${JSON_ESCAPES.map(([from, to]) => `jc = ${str(from)}, ${str(to)}`).join(', ')}, jc < ' ', concat(${str('\\u00')}, lower(hex(jc))), jc)`;
+
 /** JSON.stringify of a string, in SQL: character by character (a UTF-8 sequence has no byte below 0x20). */
 function jsonQuote(s: string): string {
-  const escapes = JSON_ESCAPES.map(([from, to]) => `jc = ${str(from)}, ${str(to)}`).join(', ');
-  const escaped = `multiIf(${escapes}, jc < ' ', concat(${str('\\u00')}, lower(hex(jc))), jc)`;
-  return `concat('"', arrayStringConcat(arrayMap(jc -> ${escaped}, extractAll(${s}, '(?s).'))), '"')`;
+  return `concat('"', arrayStringConcat(arrayMap(jc -> ${JSON_CHARACTER}, extractAll(${s}, '(?s).'))), '"')`;
 }
 
 /** A list item's JSON text: as JSON.stringify (`s`) or canonical (`c`) writes it inside an array. */
@@ -161,9 +162,9 @@ function equalityKey(t: string, n: string, s: string, c: string): string {
 }
 
 function contains(needle: SqlValue, hay: SqlValue): string {
-  const inString = `(${hay.t} = ${T_STRING} AND ${needle.t} = ${T_STRING} AND position(${hay.s}, ${needle.s}) > 0)`;
   if (hay.known && hay.items) return inConstants(needle, hay.items);
   if (hay.items) return `(${hay.items.map((item) => equal(needle, item)).join(' OR ')})`;
+  const inString = `(${hay.t} = ${T_STRING} AND ${needle.t} = ${T_STRING} AND position(${hay.s}, ${needle.s}) > 0)`;
   if (!hay.elems) return inString;
   const e = hay.elems;
   // 18.16 lambdas cannot capture outer columns reliably: compare element keys with has().
@@ -260,14 +261,10 @@ interface Binding {
   args: string[];
 }
 
-function elementsOf(x: string, from: number): Elements {
-  const at = (k: number) => `tupleElement(${x}, ${from + k})`;
-  return { types: at(0), nums: at(1), strs: at(2), canon: at(3) };
-}
-
 function tupleValue(x: string, withElements: boolean): SqlValue {
   const at = (k: number) => `tupleElement(${x}, ${k})`;
-  return { t: at(1), n: at(2), s: at(3), c: at(4), elems: withElements ? elementsOf(x, 5) : undefined, tuple: x };
+  const elems = withElements ? { types: at(5), nums: at(6), strs: at(7), canon: at(8) } : undefined;
+  return { t: at(1), n: at(2), s: at(3), c: at(4), elems, tuple: x };
 }
 
 function tupleText(v: SqlValue): string {
@@ -319,9 +316,9 @@ function truthyOf(v: SqlValue): string {
  * are computed in a lambda and carry their elements as arrays, as an array property does.
  */
 function listValue(items: SqlValue[]): SqlValue {
-  const text = `concat('[', ${items.length === 0 ? "''" : `arrayStringConcat([${items.map((i) => jsonText(i, 's')).join(', ')}], ',')`}, ']')`;
-  const canon = `concat('[', ${items.length === 0 ? "''" : `arrayStringConcat([${items.map((i) => jsonText(i, 'c')).join(', ')}], ',')`}, ']')`;
-  return { ...typed(T_ARRAY, 'toFloat64(0)', text, canon), items };
+  const json = (form: 's' | 'c') =>
+    `concat('[', ${items.length === 0 ? "''" : `arrayStringConcat([${items.map((i) => jsonText(i, form)).join(', ')}], ',')`}, ']')`;
+  return { ...typed(T_ARRAY, 'toFloat64(0)', json('s'), json('c')), items };
 }
 
 function listOf(items: SqlValue[]): SqlValue {
