@@ -101,6 +101,9 @@ describe.runIf(process.env.TEST_CLICKHOUSE_URL)('ClickHouse expressions (18.16) 
       'properties["n"] * 1e308 * 10 == 1e999 or properties["n"] * 1e999 < 0',
       'defined(number(properties["n"] * 1e999)) or number("1e999") > 0',
       '(properties["n"] * 1e999 - 1e999) or properties["missing"]',
+      // A CI counterexample: the time column's own division must not merge into the operator's.
+      'not -(-(floor(properties["time"] / properties["time"])))',
+      'properties["n"] / properties["time"] * properties["time"] > 1 and properties["time"] % properties["n"] < 2',
     ]) {
       const expr = parseExpression(src);
       expect(await sqlMatches(expr), src).toEqual(nodeMatches(expr));

@@ -96,7 +96,7 @@ function numberText(n: string): string {
 }
 
 function property(name: string, cols: ExpressionColumns): SqlValue {
-  if (name === 'time') return typed(T_NUMBER, 'time / 1000', numberText('time / 1000'));
+  if (name === 'time') return typed(T_NUMBER, '(time / 1000)', numberText('time / 1000'));
   if (name === 'distinct_id') return typed(T_STRING, 'toFloat64(0)', cols.distinctId);
   if (name === '$insert_id') return typed(T_STRING, 'toFloat64(0)', 'insert_id');
   const i = `indexOf(prop_keys, ${str(name)})`;
@@ -191,20 +191,22 @@ function orderedConstant(op: Order, v: SqlValue, k: TypedValue): string {
 
 function arithmetic(op: string, a: SqlValue, b: SqlValue): SqlValue {
   const bothNumbers = `${a.t} = ${T_NUMBER} AND ${b.t} = ${T_NUMBER}`;
+  // Operands parenthesised: `t / time` must not read as `t / time / 1000`.
+  const [x, y] = [`(${a.n})`, `(${b.n})`];
   let n: string;
   let defined = bothNumbers;
   switch (op) {
     case '/':
-      n = `${a.n} / ${b.n}`;
-      defined = `${bothNumbers} AND ${b.n} != 0`;
+      n = `${x} / ${y}`;
+      defined = `${bothNumbers} AND ${y} != 0`;
       break;
     case '%':
       // JS remainder: the sign of the dividend (ClickHouse's modulo truncates to integers).
-      n = `${a.n} - ${b.n} * trunc(${a.n} / ${b.n})`;
-      defined = `${bothNumbers} AND ${b.n} != 0`;
+      n = `${x} - ${y} * trunc(${x} / ${y})`;
+      defined = `${bothNumbers} AND ${y} != 0`;
       break;
     default:
-      n = `${a.n} ${op} ${b.n}`;
+      n = `${x} ${op} ${y}`;
   }
   const num = typed(T_NUMBER, n, numberText(n));
   const result = choose(defined, num, UNDEF);
