@@ -25,6 +25,7 @@ import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
 import { redisEnv } from '../helpers/redis-kinds.js';
 import { until } from '../helpers/job-platform.js';
 import { spawnBin, type Spawned } from '../helpers/spawn.js';
+import { loadJobId } from '../../src/migration/migration-job-ids.js';
 import { AmplitudeDataset } from '../amplitude-standin/dataset.js';
 import { startAmplitudeStandin, type AmplitudeStandin } from '../amplitude-standin/server.js';
 
@@ -102,20 +103,20 @@ describe.each(dbKinds())('Amplitude migration end to end on %s', (kind) => {
     const workers = await Promise.all([startWorker(), startWorker(), startWorker()]);
     // Wait until loading is well under way on more than one worker, then kill without warning one
     // that has finished a day (a day names the worker that last took it: one whose only day was
-    // taken over after its death is, rightly, no longer named). The day must have been done for a
-    // while: a day just marked done may still have its job running (its completion not yet
-    // acknowledged to Redis), and that job is then taken over and renamed after the kill.
-    const doneSince = new Map<string, number>();
+    // taken over after its death is, rightly, no longer named). The day's load job must be
+    // completed in Redis, not just its row marked done: a job whose completion is not yet
+    // acknowledged is taken over after the kill, and the day then names the worker that took it.
     const mid = await until(async () => {
       const v = await view(p, id);
-      const now = Date.now();
+      if (!(v.workers.length >= 2 && (await countEvents(t.db, p.id)) >= total * 0.3)) return undefined;
       for (const d of v.days as { day: string; status: string; worker: string | null }[]) {
-        if (d.status === 'done' && d.worker && !doneSince.has(`${d.day} ${d.worker}`)) doneSince.set(`${d.day} ${d.worker}`, now);
+        if (d.status !== 'done' || !d.worker) continue;
+        const job = await app.queues.getJob('migration-day', loadJobId(id, d.day));
+        if ((await job?.getState()) !== 'completed') continue;
+        v.victim = d.worker;
+        return v;
       }
-      const finisher = [...doneSince].find(([, since]) => now - since >= 1500)?.[0].split(' ')[1];
-      if (!(v.workers.length >= 2 && finisher && (await countEvents(t.db, p.id)) >= total * 0.3)) return undefined;
-      v.victim = finisher;
-      return v;
+      return undefined;
     }, 300_000, 100);
     const victimPid = Number(String(mid.victim).split(':').pop());
     const victim = workers.find((w) => w.child.pid === victimPid)!;
