@@ -12,7 +12,7 @@ import { parseServiceAccountKey, type ServiceAccountKey } from '../connectors/bi
 import { warehouseId } from '../connectors/databricks/databricks-options.js';
 import type { SyncCaseArgs, SyncCaseResult } from './warehouse-sync-cases.js';
 
-export { sync } from './warehouse-sync-cases.js';
+export { floor, sync } from './warehouse-sync-cases.js';
 
 /** Rows per page / chunk both sides ask for (the connector's BigQuery page at the default batch size). */
 export const PAGE_ROWS = 10_000;

@@ -8,7 +8,10 @@ import crypto from 'node:crypto';
 import { configFrom } from '../config/index.js';
 import { createConnector, definitions } from '../connectors/index.js';
 import { createProject } from '../src/accounts/accounts.service.js';
+import Database from 'better-sqlite3';
 import { countEvents } from './bench-store.js';
+import { FLOOR_CHUNK, floorOfChunks } from './floors.js';
+import type { EventRows } from '../src/store/event-rows.js';
 import { runSyncOnce } from './warehouse-sync-cases.js';
 import { createDb } from '../src/db/knex.js';
 import { migrateLatest } from '../src/db/migrate.js';
@@ -23,8 +26,10 @@ export interface SnowflakeCaseArgs {
   sourceConfig: Record<string, unknown>;
   serverConfig: Record<string, string | number>;
   table: string;
-  /** sync: the store's SQLite file. */
+  /** sync: the store's SQLite file; floor: the file a sync stored into, whose events it lands again. */
   storePath?: string;
+  /** floor: a fresh SQLite file to land them in. */
+  floorPath?: string;
 }
 
 export interface SnowflakeCaseResult {
@@ -70,4 +75,33 @@ export async function sync(args: SnowflakeCaseArgs): Promise<SnowflakeCaseResult
   const stored = await countEvents(db, project.id);
   await db.destroy();
   return { rows: args.rows, seconds, stored };
+}
+
+/** The store's floor (floors.ts) over the very events a `sync` stored in `storePath`, read untimed. */
+export async function floor(args: SnowflakeCaseArgs): Promise<SnowflakeCaseResult> {
+  const stored = new Database(args.storePath!, { readonly: true });
+  function* chunks(): Generator<EventRows> {
+    const page = stored.prepare('SELECT rowid, event, distinct_id, time, insert_id, properties, device_id FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?');
+    let after = 0;
+    for (;;) {
+      const rows = page.raw().all(after, FLOOR_CHUNK) as [number, string, string, number, string, string, string | null][];
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]![0];
+      yield {
+        event: rows.map((r) => r[1]),
+        distinctId: rows.map((r) => r[2]),
+        time: rows.map((r) => Number(r[3])),
+        insertId: rows.map((r) => r[4]),
+        properties: rows.map((r) => r[5]),
+        deviceId: rows.map((r) => r[6]),
+        links: [],
+      };
+    }
+  }
+  try {
+    const result = await floorOfChunks('sqlite', args.floorPath!, chunks, 'warehouse-import');
+    return { rows: result.events, seconds: result.seconds, stored: result.stored };
+  } finally {
+    stored.close();
+  }
 }

@@ -11,7 +11,7 @@ import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { BASE_MS, TABLE, type SyncCaseArgs, type SyncCaseResult } from './warehouse-sync-cases.js';
 
-export { buildPostgresSource, dropPostgresSchema, sync } from './warehouse-sync-cases.js';
+export { buildPostgresSource, dropPostgresSchema, floor, sync } from './warehouse-sync-cases.js';
 
 /** Builds the source table in a fresh MariaDB/MySQL database (the SEQUENCE engine's seq_0_to_N); returns its URL. */
 export async function buildMysqlSource(adminUrl: string, rows: number): Promise<{ url: string; database: string }> {
