@@ -197,7 +197,8 @@ export const configSchema = z.object({
   /**
    * Warehouse syncs: source rows per committed batch (each batch commits with the run's
    * checkpoint). 10,000: a SQLite commit costs about as much as the inserts it closes, and syncs
-   * ran 18 % faster than at 2,000 (docs/performance.md, fifteenth session).
+   * ran ~18 % faster than at 2,000, for ~200 MB more peak RSS per running sync (2,000 restores
+   * the smaller footprint; docs/performance.md, fifteenth session).
    */
   WAREHOUSE_BATCH_SIZE: z.coerce.number().int().min(1).max(100000).default(10_000),
   /**
