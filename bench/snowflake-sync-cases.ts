@@ -2,13 +2,14 @@
  * The Snowflake bench's measurements, each run by bench/isolated.ts in its own process (peak RSS
  * is that process's): `readOnly` streams the table through the connector and discards the rows;
  * `sync` runs a whole events sync (connector → mapping → the events write path) into a fresh
- * SQLite store with the warehouse-sync handler, as the worker would.
+ * SQLite store with the warehouse-sync handler, as the worker would; `floor` lands the events a
+ * `sync` stored once more with the store's floor.
  */
 import crypto from 'node:crypto';
+import Database from 'better-sqlite3';
 import { configFrom } from '../config/index.js';
 import { createConnector, definitions } from '../connectors/index.js';
 import { createProject } from '../src/accounts/accounts.service.js';
-import Database from 'better-sqlite3';
 import { countEvents } from './bench-store.js';
 import { FLOOR_CHUNK, floorOfChunks } from './floors.js';
 import type { EventRows } from '../src/store/event-rows.js';

@@ -25,6 +25,11 @@ interface Elements {
   canon: string;
 }
 
+/**
+ * A value as SQL: each of `t`, `n`, `s`, `c` is one operand — a name, a literal, a call, or a
+ * bracketed expression (perhaps negated) — so a consumer may paste it beside any operator
+ * (`cond` is not: it is bracketed where it is used).
+ */
 interface SqlValue {
   t: string;
   n: string;
@@ -96,6 +101,7 @@ function numberText(n: string): string {
 }
 
 function property(name: string, cols: ExpressionColumns): SqlValue {
+  // Bracketed, as every component is: unbracketed, `t / time` read as `t / time / 1000`.
   if (name === 'time') return typed(T_NUMBER, '(time / 1000)', numberText('time / 1000'));
   if (name === 'distinct_id') return typed(T_STRING, 'toFloat64(0)', cols.distinctId);
   if (name === '$insert_id') return typed(T_STRING, 'toFloat64(0)', 'insert_id');
@@ -191,22 +197,20 @@ function orderedConstant(op: Order, v: SqlValue, k: TypedValue): string {
 
 function arithmetic(op: string, a: SqlValue, b: SqlValue): SqlValue {
   const bothNumbers = `${a.t} = ${T_NUMBER} AND ${b.t} = ${T_NUMBER}`;
-  // Operands parenthesised: `t / time` must not read as `t / time / 1000`.
-  const [x, y] = [`(${a.n})`, `(${b.n})`];
   let n: string;
   let defined = bothNumbers;
   switch (op) {
     case '/':
-      n = `${x} / ${y}`;
-      defined = `${bothNumbers} AND ${y} != 0`;
+      n = `${a.n} / ${b.n}`;
+      defined = `${bothNumbers} AND ${b.n} != 0`;
       break;
     case '%':
       // JS remainder: the sign of the dividend (ClickHouse's modulo truncates to integers).
-      n = `${x} - ${y} * trunc(${x} / ${y})`;
-      defined = `${bothNumbers} AND ${y} != 0`;
+      n = `${a.n} - ${b.n} * trunc(${a.n} / ${b.n})`;
+      defined = `${bothNumbers} AND ${b.n} != 0`;
       break;
     default:
-      n = `${x} ${op} ${y}`;
+      n = `${a.n} ${op} ${b.n}`;
   }
   const num = typed(T_NUMBER, n, numberText(n));
   const result = choose(defined, num, UNDEF);
