@@ -1,8 +1,10 @@
 /**
- * Runs one measurement in a fresh child process so its peak RSS is its own: the child imports
+ * Runs one measurement in a fresh child process so its peak RSS is its own (with the worker
+ * process's node flags, as users run it): the child imports
  * `modulePath`, calls `exportName(args)`, and reports the result with `process.resourceUsage().maxRSS`.
  */
 import { fork } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -13,10 +15,27 @@ export interface IsolatedOptions {
   heapMb?: number;
 }
 
+/**
+ * The node flags the Procfile's `worker` runs with (`--max-semi-space-size=…`): every measurement
+ * here is a job a worker runs, so it runs under the same V8 settings, read from the Procfile so
+ * the two cannot drift apart.
+ */
+const WORKER_NODE_FLAGS = (() => {
+  const line = fs.readFileSync(path.join(here, '..', 'Procfile'), 'utf8').split('\n').find((l) => l.startsWith('worker:'));
+  if (!line) throw new Error('Procfile has no worker process');
+  return line.split(/\s+/).filter((arg) => arg.startsWith('--'));
+})();
+
+/** BENCH_CPU_PROF_DIR: every isolated measurement under `--cpu-prof` (one file per thread there). */
+function profileArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROF_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
 export async function runIsolated<T>(modulePath: string, exportName: string, args: unknown, options: IsolatedOptions = {}): Promise<{ result: T; peakRssMb: number }> {
   return new Promise((resolve, reject) => {
     const child = fork(path.join(here, 'isolated-child.ts'), [], {
-      execArgv: ['--import', 'tsx', ...(options.heapMb ? [`--max-old-space-size=${options.heapMb}`] : [])],
+      execArgv: ['--import', 'tsx', ...WORKER_NODE_FLAGS, ...(options.heapMb ? [`--max-old-space-size=${options.heapMb}`] : []), ...profileArgs()],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     child.once('message', (msg: { ok: boolean; result?: T; error?: string; maxRssKb: number }) => {

@@ -31,6 +31,12 @@ export interface ConnectorDefinition<C = unknown> {
    */
   checkConfig?: (config: C, settings: Config) => string | undefined;
   create: (config: C, settings: Config) => WarehouseConnector;
+  /**
+   * Its client library spends about as much CPU per row turning the wire format into rows (JSON
+   * pages parsed, every value converted) as the sync spends preparing them: an events sync's
+   * reader thread then only reads, and the writer's thread prepares, so the two share the cores.
+   */
+  costlyClient?: boolean;
 }
 
 export const definitions: Partial<Record<SourceType, ConnectorDefinition<any>>> = {

@@ -3,13 +3,14 @@
  * partition of a large run do alike; they differ only in the recorder (run row, or partition
  * row plus the run's counts) the batches commit with.
  */
-import { WarehouseReadAborted, type ConnectorContext, type ReadSpec, type Row, type WarehouseConnector } from '../connectors/warehouse.js';
+import { WarehouseReadAborted, type ReadSpec, type Row, type WarehouseConnector } from '../connectors/warehouse.js';
 import type { SyncRun } from '../src/db/sync-runs.repo.js';
 import type { WarehouseImport, WarehouseSource } from '../src/db/warehouse.repo.js';
 import type { ImportDefinition } from '../src/domain/warehouse-import.js';
 import { compileEventMapper, compileProfileMapper, type EventMapping } from '../src/domain/warehouse-mapping.js';
 import { prepareEventRows, readEventBatches, type EventReadPlan } from '../src/warehouse/event-reader.js';
 import { readEventBatchesInThread } from '../src/warehouse/event-reader-thread.js';
+import { rowBatches } from '../src/warehouse/row-batches.js';
 import { tableLabel } from '../src/warehouse/read-spec.js';
 import { openSourceConfig } from '../src/warehouse/sources.service.js';
 import { commitMirrorEventRows, commitMirrorProfileBatch, type MirrorContext, type MirrorProfileWriter } from '../src/warehouse/mirror-batch.js';
@@ -97,29 +98,6 @@ function profileCommitter(def: ImportDefinition, r: RangeRead, ctx: JobContext):
   const insertTimeColumn = def.sync_mode === 'time_based' ? def.insert_time_column_name : undefined;
   const bc = { db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId, writer: profileWriter(def), insertTimeColumn };
   return (rows) => commitBatch(bc, r.state, rows);
-}
-
-/** The rows of `spec` in arrays of at most `size` (the connector's own batches where it has them). */
-async function* rowBatches(connector: WarehouseConnector, spec: ReadSpec, size: number, ctx: ConnectorContext): AsyncIterable<Row[]> {
-  if (connector.streamBatches) {
-    yield* connector.streamBatches(spec, ctx, size);
-    return;
-  }
-  let batch: Row[] = [];
-  try {
-    for await (const row of connector.stream(spec, ctx)) {
-      batch.push(row);
-      if (batch.length >= size) {
-        yield batch;
-        batch = [];
-      }
-    }
-  } catch (err) {
-    // Rows read before an abort are still handed out (and committed) before the abort surfaces.
-    if (err instanceof WarehouseReadAborted && batch.length > 0) yield batch;
-    throw err;
-  }
-  if (batch.length > 0) yield batch;
 }
 
 /** What a mirror run's batches and sweep commit with: the import's snapshot, fenced like every batch by `record`. */

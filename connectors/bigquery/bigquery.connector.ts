@@ -2,8 +2,8 @@
  * The BigQuery warehouse source, through the official @google-cloud/bigquery client: every read
  * is one jobs.query call (GoogleSQL, typed named parameters, the source's location), then the
  * result pages through jobs.getQueryResults with `pageToken` / `maxResults`. A page is fetched
- * only when the consumer has taken the previous one (back-pressure: memory holds one page), and
- * an aborted read cancels its job with jobs.cancel.
+ * while the consumer takes the previous one, never further ahead (back-pressure: memory holds two
+ * pages), and an aborted read cancels its job with jobs.cancel.
  */
 import { randomUUID } from 'node:crypto';
 import { BigQuery, type Job } from '@google-cloud/bigquery';
@@ -167,24 +167,36 @@ export class BigQueryConnector implements WarehouseConnector {
     try {
       const first = await this.jobsQuery(sql, { maxResults: this.options.pageRows }, signal, (j) => (job = j));
       let complete = first.jobComplete === true;
-      let pageToken = first.pageToken;
+      // The next page is on its way while this one is consumed: BigQuery serving it and the sync
+      // preparing this one overlap. One page ahead, no more.
+      const fetchPage = (pageToken: string | undefined) => {
+        const page = abortable(
+          this.api().then(() => job!.getQueryResults({ maxResults: this.options.pageRows, pageToken, timeoutMs: undefined, autoPaginate: false, ...PARSE_OPTIONS })),
+          signal,
+        ).catch((err: unknown) => {
+          throw signal.aborted ? new WarehouseReadAborted() : translateError(err, this.endpoint, 'reading query results');
+        }) as unknown as Promise<[Row[], unknown, QueryResponse]>;
+        page.catch(() => {}); // awaited below; a consumer that stops early leaves it unobserved
+        return page;
+      };
+      let pending = !complete || first.pageToken ? fetchPage(first.pageToken) : undefined;
       if (complete) {
         ctx.log.info({ jobId: first.jobReference?.jobId, rows: first.totalRows, executeMs: Date.now() - started }, 'bigquery query done; paging rows');
         const rows = BigQuery.mergeSchemaWithRows_(first.schema, (first.rows ?? []) as never[], { ...PARSE_OPTIONS, listParams: { 'formatOptions.useInt64Timestamp': true } });
         if (rows.length > 0) yield rows.map(plainRow);
       }
-      while (!complete || pageToken) {
+      let pageToken = first.pageToken;
+      while (pending) {
         if (signal.aborted) throw new WarehouseReadAborted();
-        const [rows, , resp] = (await abortable(
-          this.api().then(() => job!.getQueryResults({ maxResults: this.options.pageRows, pageToken, timeoutMs: undefined, autoPaginate: false, ...PARSE_OPTIONS })),
-          signal,
-        ).catch((err: unknown) => {
-          throw signal.aborted ? new WarehouseReadAborted() : translateError(err, this.endpoint, 'reading query results');
-        })) as unknown as [Row[], unknown, QueryResponse];
-        if (resp.jobComplete === false) continue; // still running: the call itself waited; ask again
+        const [rows, , resp] = await pending;
+        if (resp.jobComplete === false) {
+          pending = fetchPage(pageToken); // still running: the call itself waited; ask again
+          continue;
+        }
         if (!complete) ctx.log.info({ jobId: job!.id, rows: resp.totalRows, executeMs: Date.now() - started }, 'bigquery query done; paging rows');
         complete = true;
         pageToken = resp.pageToken;
+        pending = pageToken ? fetchPage(pageToken) : undefined;
         if (rows.length > 0) yield rows.map(plainRow);
       }
       finished = true;

@@ -17,6 +17,7 @@ const GOOGLE_HOSTS = ['bigquery.googleapis.com', 'oauth2.googleapis.com'];
 
 export const bigqueryDefinition = {
   configSchema: bigqueryConfigSchema,
+  costlyClient: true,
   create: (config: BigQuerySourceConfig, settings: Settings): BigQueryConnector =>
     // A page a few sync batches long: fewer round trips, and still one page in memory at a time.
     new BigQueryConnector({

@@ -3,8 +3,8 @@
  * docs/warehouse.md for why not @databricks/sql's Thrift protocol): every read is one statement on
  * the SQL warehouse named by `http_path` (`POST /api/2.0/sql/statements`, INLINE JSON_ARRAY
  * results, named typed parameters, the source's catalog and schema), polled while it runs; its
- * result chunks are fetched one at a time, only when the consumer has taken the previous one
- * (`next_chunk_internal_link`), and an aborted read cancels the statement.
+ * result chunks are fetched one ahead of the consumer (`next_chunk_internal_link`), and an aborted
+ * read cancels the statement.
  */
 import { ChangesUnavailable, WarehouseError, WarehouseReadAborted, type ChangeRow, type ColumnInfo, type ConnectorContext, type ReadSpec, type Row, type TableRef, type WarehouseConnector } from '../warehouse.js';
 import type { ReachGuard } from '../reach.js';
@@ -186,10 +186,14 @@ export class DatabricksConnector implements WarehouseConnector {
       let first = true;
       while (chunk) {
         const data = chunk.data_array ?? [];
+        const next: string | undefined = chunk.next_chunk_internal_link;
+        // The next chunk is on its way while this one is consumed: the warehouse serving it and
+        // the sync preparing this one overlap. One chunk ahead, no more.
+        const pending: Promise<Chunk> | undefined = next ? this.client.call<Chunk>('GET', next, undefined, signal) : undefined;
+        pending?.catch(() => {}); // awaited below; a consumer that stops early leaves it unobserved
         if (data.length > 0 || first) yield { columns, rows: data.map(build) };
         first = false;
-        const next: string | undefined = chunk.next_chunk_internal_link;
-        chunk = next ? await this.client.call<Chunk>('GET', next, undefined, signal) : undefined;
+        chunk = pending ? await pending : undefined;
       }
       finished = true;
     } catch (err) {

@@ -61,13 +61,17 @@ export class SnowflakeConnector implements WarehouseConnector {
   }
 
   async *stream(spec: ReadSpec, ctx: ConnectorContext): AsyncIterable<Row> {
+    for await (const batch of this.streamBatches(spec, ctx, STREAM_BATCH_ROWS)) yield* batch;
+  }
+
+  async *streamBatches(spec: ReadSpec, ctx: ConnectorContext, size: number): AsyncIterable<Row[]> {
     if (ctx.signal.aborted) throw cancelledError();
     const columns = await this.describe(spec.source, ctx.signal);
     const { sqlText, binds } = buildReadSql(spec, columns);
     const started = Date.now();
     const stmt = await this.run(sqlText, binds, ctx.signal);
     ctx.log.info({ queryId: stmt.getQueryId(), rows: stmt.getNumRows(), executeMs: Date.now() - started }, 'snowflake query done; streaming rows');
-    yield* rowsOf(stmt, ctx);
+    yield* rowBatchesOf(stmt, ctx, size);
   }
 
   async changePoint(ctx: ConnectorContext): Promise<number> {
@@ -135,8 +139,18 @@ export class SnowflakeConnector implements WarehouseConnector {
   }
 }
 
-/** A statement's rows as objects, chunk by chunk as the consumer pulls; the statement is cancelled on abort. */
+/** Rows handed on together by `stream` and `streamChanges`: one await per batch, not per row. */
+const STREAM_BATCH_ROWS = 1000;
+
 async function* rowsOf(stmt: RowStatement, ctx: ConnectorContext): AsyncIterable<Row> {
+  for await (const batch of rowBatchesOf(stmt, ctx, STREAM_BATCH_ROWS)) yield* batch;
+}
+
+/**
+ * A statement's rows as objects in arrays of at most `size`, chunk by chunk as the consumer pulls;
+ * the statement is cancelled on abort.
+ */
+async function* rowBatchesOf(stmt: RowStatement, ctx: ConnectorContext, size: number): AsyncIterable<Row[]> {
   const meta: ColumnMeta[] = (stmt.getColumns() ?? []).map((c) => ({ name: c.getName(), type: c.getType().toLowerCase(), scale: c.getScale() ?? 0 }));
   const build = rowBuilder(meta);
   const rows = stmt.streamRows();
@@ -146,7 +160,15 @@ async function* rowsOf(stmt: RowStatement, ctx: ConnectorContext): AsyncIterable
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    for await (const values of rows) yield build(values as unknown[]);
+    let batch: Row[] = [];
+    for await (const values of rows) {
+      batch.push(build(values as unknown[]));
+      if (batch.length >= size) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
   } catch (err) {
     throw ctx.signal.aborted ? cancelledError() : translateError(err, 'query');
   } finally {

@@ -21,6 +21,7 @@ function loginEndpoint(config: SnowflakeSourceConfig): { host: string; port: num
 
 export const snowflakeDefinition = {
   configSchema: snowflakeConfigSchema,
+  costlyClient: true,
   checkConfig: (config: SnowflakeSourceConfig, settings: Settings): string | undefined =>
     accessUrlProblem(config, snowflakeServerSettings(settings).allowedAccessUrls),
   create: (config: SnowflakeSourceConfig, settings: Settings): SnowflakeConnector => {

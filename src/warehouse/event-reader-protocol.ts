@@ -1,5 +1,6 @@
 /** Messages between the events sync writer and its reader thread. */
 import type { Config } from '../../config/index.js';
+import type { Row } from '../../connectors/warehouse.js';
 import type { EventReadPlan, PreparedEventBatch } from './event-reader.js';
 
 export interface ReaderInit {
@@ -15,6 +16,8 @@ export type ReaderRequest = { kind: 'init'; init: ReaderInit } | { kind: 'credit
 export type ReaderReply =
   | { kind: 'ready' }
   | { kind: 'batch'; batch: PreparedEventBatch }
+  /** Source rows for the writer's side to prepare (a connector with a costly client); `first` = run row number of rows[0]. */
+  | { kind: 'rows'; first: number; rows: Row[] }
   | { kind: 'done' }
   | { kind: 'aborted' }
   | { kind: 'error'; name: string; message: string; retryable?: boolean };

@@ -8,7 +8,8 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { WarehouseError, WarehouseReadAborted } from '../../connectors/warehouse.js';
-import type { PreparedEventBatch } from './event-reader.js';
+import { prepareEventRows, type PreparedEventBatch } from './event-reader.js';
+import { compileEventMapper } from '../domain/warehouse-mapping.js';
 import type { ReaderInit, ReaderReply, ReaderRequest } from './event-reader-protocol.js';
 import { startModuleWorker } from '../lib/worker-thread.js';
 
@@ -37,6 +38,7 @@ export async function* readEventBatchesInThread(init: ReaderInit, signal: AbortS
     return inbox.shift()!;
   };
   let finished = false;
+  let map: ReturnType<typeof compileEventMapper> | undefined;
   try {
     post({ kind: 'init', init });
     post({ kind: 'credit', n: prefetch });
@@ -47,6 +49,11 @@ export async function* readEventBatchesInThread(init: ReaderInit, signal: AbortS
           continue;
         case 'batch':
           yield msg.batch;
+          post({ kind: 'credit', n: 1 });
+          continue;
+        case 'rows':
+          map ??= compileEventMapper(init.plan.mapping);
+          yield prepareEventRows(msg.rows, msg.first, init.plan, map);
           post({ kind: 'credit', n: 1 });
           continue;
         case 'done':

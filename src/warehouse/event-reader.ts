@@ -4,7 +4,8 @@
  * writer's column form. Pure computation around the connector's stream, so it runs either inline
  * or on a worker thread (event-reader-thread.ts) while the writer commits the previous batch.
  */
-import type { ReadSpec, Row, WarehouseConnector } from '../../connectors/warehouse.js';
+import type { ConnectorContext, ReadSpec, Row, WarehouseConnector } from '../../connectors/warehouse.js';
+import { rowBatches } from './row-batches.js';
 import { toEventRows, type EventRows } from '../store/event-rows.js';
 import { compileEventMapper, type EventMapping } from '../domain/warehouse-mapping.js';
 import { compareWatermarks, watermarkValue } from '../domain/warehouse-values.js';
@@ -59,6 +60,15 @@ export function prepareEventRows(rows: Row[], rowNumbers: number | readonly numb
   return { read: rows.length, rows: toEventRows(events), rejected, maxInsertTime };
 }
 
+/** Source rows in batches, each with the 1-based run row number of its first row (from `offset` on). */
+export async function* numberedRowBatches(connector: WarehouseConnector, plan: EventReadPlan, ctx: ConnectorContext): AsyncIterable<{ first: number; rows: Row[] }> {
+  let first = (plan.spec.offset ?? 0) + 1;
+  for await (const rows of rowBatches(connector, plan.spec, plan.batchSize, ctx)) {
+    yield { first, rows };
+    first += rows.length;
+  }
+}
+
 /** Batches of prepared events from `offset` on (1-based row numbers continue from it). */
 export async function* readEventBatches(
   connector: WarehouseConnector,
@@ -66,23 +76,7 @@ export async function* readEventBatches(
   ctx: { log: Pick<Logger, 'info' | 'warn'>; signal: AbortSignal },
 ): AsyncIterable<PreparedEventBatch> {
   const map = compileEventMapper(plan.mapping);
-  let next = (plan.spec.offset ?? 0) + 1;
-  const cctx = { log: ctx.log, signal: ctx.signal };
-  if (connector.streamBatches) {
-    for await (const rows of connector.streamBatches(plan.spec, cctx, plan.batchSize)) {
-      yield prepareEventRows(rows, next, plan, map);
-      next += rows.length;
-    }
-    return;
+  for await (const { first, rows } of numberedRowBatches(connector, plan, { log: ctx.log, signal: ctx.signal })) {
+    yield prepareEventRows(rows, first, plan, map);
   }
-  let rows: Row[] = [];
-  for await (const row of connector.stream(plan.spec, cctx)) {
-    rows.push(row);
-    if (rows.length >= plan.batchSize) {
-      yield prepareEventRows(rows, next, plan, map);
-      next += rows.length;
-      rows = [];
-    }
-  }
-  if (rows.length > 0) yield prepareEventRows(rows, next, plan, map);
 }

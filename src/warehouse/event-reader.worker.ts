@@ -1,12 +1,13 @@
 /**
  * Worker-thread entry of the events sync reader (event-reader-thread.ts is the other side). It
- * opens its own connector, prepares batches and posts them, at most `credits` ahead of the
+ * opens its own connector, prepares batches (or, for a connector with a costly client, reads only:
+ * the writer's side prepares) and posts them, at most `credits` ahead of the
  * writer; `stop` aborts the read. The source config arrives by in-process message only.
  */
 import { parentPort } from 'node:worker_threads';
-import { createConnector } from '../../connectors/index.js';
+import { connectorDefinition, createConnector } from '../../connectors/index.js';
 import { WarehouseReadAborted } from '../../connectors/warehouse.js';
-import { readEventBatches } from './event-reader.js';
+import { numberedRowBatches, readEventBatches } from './event-reader.js';
 import type { ReaderInit, ReaderReply, ReaderRequest } from './event-reader-protocol.js';
 
 const port = parentPort!;
@@ -32,11 +33,15 @@ const send = (reply: ReaderReply) => port.postMessage(reply);
 async function run(init: ReaderInit): Promise<void> {
   const connector = createConnector(init.type, init.config, init.settings);
   try {
-    for await (const batch of readEventBatches(connector, init.plan, { log: quiet, signal: abort.signal })) {
+    const ctx = { log: quiet, signal: abort.signal };
+    const replies: AsyncIterable<ReaderReply> = connectorDefinition(init.type)?.costlyClient
+      ? map(numberedRowBatches(connector, init.plan, ctx), ({ first, rows }) => ({ kind: 'rows', first, rows }))
+      : map(readEventBatches(connector, init.plan, ctx), (batch) => ({ kind: 'batch', batch }));
+    for await (const reply of replies) {
       while (credits === 0 && !abort.signal.aborted) await new Promise<void>((resolve) => (wake = resolve));
       if (abort.signal.aborted) break;
       credits -= 1;
-      send({ kind: 'batch', batch });
+      send(reply);
     }
     send({ kind: abort.signal.aborted ? 'aborted' : 'done' });
   } catch (err) {
@@ -49,6 +54,10 @@ async function run(init: ReaderInit): Promise<void> {
     await connector.close().catch(() => {});
     port.close();
   }
+}
+
+async function* map<T, U>(items: AsyncIterable<T>, fn: (item: T) => U): AsyncIterable<U> {
+  for await (const item of items) yield fn(item);
 }
 
 send({ kind: 'ready' });

@@ -77,8 +77,11 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
     beforeAll(async () => {
       t = await createTestDb(kind);
       src = await fixture.create();
-      // Both events read paths: on a reader thread for one combination, on the job's own thread otherwise.
-      app = await startTestApp(t.db, { ...src.serverConfig, WAREHOUSE_READER_THREAD: kind === 'postgres' && fixture.type === 'sqlite' ? 'on' : 'off' });
+      // Every events read path: on a reader thread that prepares the rows (SQLite source) or only
+      // reads them for the writer's side to prepare (BigQuery: a costly client), both into
+      // PostgreSQL; on the job's own thread otherwise.
+      const readerThread = kind === 'postgres' && (fixture.type === 'sqlite' || fixture.type === 'bigquery');
+      app = await startTestApp(t.db, { ...src.serverConfig, WAREHOUSE_READER_THREAD: readerThread ? 'on' : 'off' });
       worker = await startInProcessWorker(t.db, app.config, { queueNames: ['warehouse-sync'] });
       p = await seedProject(t.db);
       api = { url: app.url, basic: p.basic, projectId: p.id };
@@ -161,6 +164,10 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
       expect(log).toMatch(/row \d+ rejected: distinct_id: the row has no user ID/);
       expect(log).toMatch(/row \d+ rejected: ts: time column 'ts' holds "1960-01-01.*", before 1970-01-01/);
       expect(log).toMatch(/row \d+ rejected: properties\.time: .*1971/);
+      // Row numbers are positions in the read (its order is the source's): five of rows 1–9.
+      const rejectedRows = [...log.matchAll(/row (\d+) rejected/g)].map((m) => Number(m[1]));
+      expect(new Set(rejectedRows).size).toBe(badRows.length);
+      expect(rejectedRows.every((n) => n >= 1 && n <= goodRows.length + badRows.length)).toBe(true);
       expect(log).toMatch(/succeeded: 9 rows read, 4 imported, 0 duplicates, 5 rejected/);
 
       // Found through the read-back surface by the stamped import and job ids.

@@ -335,10 +335,6 @@ export function availableWarehouseSources(): WarehouseSourceFixture[] {
 }
 
 /**
- * Table `ev` of a SQLite source with `rows` generated events (id, event, ts in ms, user_id, url),
- * inserted in one statement (a recursive CTE) so large tables take seconds, not minutes.
- */
-/**
  * Table `ev` with `rows` generated event rows (id, event, ts in ms, user_id, url), made inside the
  * source by one statement in its own SQL (seconds, not minutes, for 500k rows).
  */
