@@ -1,9 +1,9 @@
 /**
  * Cases of bench/cloud-sync.bench.ts, each run in its own process against a stand-in the bench
  * started (test/bigquery-standin, test/databricks-standin): (a) the bare client read — every row
- * of the table through the raw API client (BigQuery: @google-cloud/bigquery's jobs.insert +
+ * of the table through the raw API client (BigQuery: @google-cloud/bigquery's jobs.query +
  * getQueryResults pages, one page ahead; Databricks: the Statement Execution API's statement and
- * chunk links over fetch), counted and dropped — and (b) an events sync of the same table
+ * chunk links over fetch, one chunk ahead), counted and dropped — and (b) an events sync of the same table
  * (warehouse-sync-cases.ts `sync`, SQLite store).
  */
 import { BigQuery } from '@google-cloud/bigquery';
@@ -54,11 +54,14 @@ export async function bareRead(args: SyncCaseArgs): Promise<SyncCaseResult> {
       headers,
       body: JSON.stringify({ statement: `SELECT * FROM ${src.table}`, warehouse_id: warehouseId(cfg.http_path!), catalog: cfg.catalog, schema: cfg.schema, disposition: 'INLINE', format: 'JSON_ARRAY', wait_timeout: '10s' }),
     });
-    let chunk = ((await post.json()) as { result?: { data_array?: unknown[]; next_chunk_internal_link?: string } }).result;
+    type Chunk = { data_array?: unknown[]; next_chunk_internal_link?: string };
+    let chunk = ((await post.json()) as { result?: Chunk }).result;
     while (chunk) {
-      n += chunk.data_array?.length ?? 0;
+      // The next chunk is requested before this one is counted, as the connector does.
       const next = chunk.next_chunk_internal_link;
-      chunk = next ? ((await (await fetch(`${base}${next}`, { headers })).json()) as typeof chunk) : undefined;
+      const pending = next ? fetch(`${base}${next}`, { headers }).then((r) => r.json() as Promise<Chunk>) : undefined;
+      n += chunk.data_array?.length ?? 0;
+      chunk = pending ? await pending : undefined;
     }
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;

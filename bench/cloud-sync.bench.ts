@@ -54,7 +54,7 @@ export const bench: BenchModule = {
         { label: 'BigQuery (stand-in)', source: { type: 'bigquery', config: bq.sourceConfig(), table: `analytics.${TABLE}` } },
         { label: 'Databricks (stand-in)', source: { type: 'databricks', config: dbx.sourceConfig(), table: `analytics.${TABLE}` } },
       ];
-      const b: SourceSyncBench = { section: 'cloud source sync', cases: CASES, rows, repeats, tmpDir: ctx.tmpDir, log: ctx.log, readNote: `raw client, ${PAGE_ROWS}-row pages` };
+      const b: SourceSyncBench = { section: 'cloud source sync', cases: CASES, rows, repeats, tmpDir: ctx.tmpDir, log: ctx.log, readNote: `raw client, ${PAGE_ROWS}-row pages, one ahead` };
       for (const s of sources) out.push(...(await sourceSyncRows(b, s.label, s.source)));
     } finally {
       await bq.close();
