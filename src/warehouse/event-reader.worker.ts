@@ -1,8 +1,9 @@
 /**
  * Worker-thread entry of the events sync reader (event-reader-thread.ts is the other side). It
- * opens its own connector, prepares batches (or, for a connector with a costly client, reads only:
- * the writer's side prepares) and posts them, at most `credits` ahead of the
- * writer; `stop` aborts the read. The source config arrives by in-process message only.
+ * opens its own connector, prepares batches and posts them, at most `credits` ahead of the
+ * writer; for a connector with a costly client it only reads and posts the rows, and the
+ * writer's side prepares them. `stop` aborts the read. The source config arrives by in-process
+ * message only.
  */
 import { parentPort } from 'node:worker_threads';
 import { connectorDefinition, createConnector } from '../../connectors/index.js';
