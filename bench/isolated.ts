@@ -1,7 +1,7 @@
 /**
- * Runs one measurement in a fresh child process so its peak RSS is its own (with the worker
- * process's node flags, as users run it): the child imports
- * `modulePath`, calls `exportName(args)`, and reports the result with `process.resourceUsage().maxRSS`.
+ * Runs one measurement in a fresh child process, with the worker process's node flags, so its
+ * peak RSS is its own: the child imports `modulePath`, calls `exportName(args)`, and reports the
+ * result with `process.resourceUsage().maxRSS`.
  */
 import { fork } from 'node:child_process';
 import fs from 'node:fs';

@@ -10,7 +10,6 @@ import { toEventRows, type EventRows } from '../store/event-rows.js';
 import { compileEventMapper, type EventMapping } from '../domain/warehouse-mapping.js';
 import { compareWatermarks, watermarkValue } from '../domain/warehouse-values.js';
 import { validateEvents } from '../ingest/events.ingest.js';
-import type { Logger } from '../lib/logger.js';
 
 export interface EventReadPlan {
   spec: ReadSpec;
@@ -70,13 +69,9 @@ export async function* numberedRowBatches(connector: WarehouseConnector, plan: E
 }
 
 /** Batches of prepared events from `offset` on (1-based row numbers continue from it). */
-export async function* readEventBatches(
-  connector: WarehouseConnector,
-  plan: EventReadPlan,
-  ctx: { log: Pick<Logger, 'info' | 'warn'>; signal: AbortSignal },
-): AsyncIterable<PreparedEventBatch> {
+export async function* readEventBatches(connector: WarehouseConnector, plan: EventReadPlan, ctx: ConnectorContext): AsyncIterable<PreparedEventBatch> {
   const map = compileEventMapper(plan.mapping);
-  for await (const { first, rows } of numberedRowBatches(connector, plan, { log: ctx.log, signal: ctx.signal })) {
+  for await (const { first, rows } of numberedRowBatches(connector, plan, ctx)) {
     yield prepareEventRows(rows, first, plan, map);
   }
 }

@@ -8,7 +8,8 @@
 import { parentPort } from 'node:worker_threads';
 import { connectorDefinition, createConnector } from '../../connectors/index.js';
 import { WarehouseReadAborted } from '../../connectors/warehouse.js';
-import { numberedRowBatches, readEventBatches } from './event-reader.js';
+import { numberedRowBatches, prepareEventRows } from './event-reader.js';
+import { compileEventMapper } from '../domain/warehouse-mapping.js';
 import type { ReaderInit, ReaderReply, ReaderRequest } from './event-reader-protocol.js';
 
 const port = parentPort!;
@@ -34,11 +35,10 @@ const send = (reply: ReaderReply) => port.postMessage(reply);
 async function run(init: ReaderInit): Promise<void> {
   const connector = createConnector(init.type, init.config, init.settings);
   try {
-    const ctx = { log: quiet, signal: abort.signal };
-    const replies: AsyncIterable<ReaderReply> = connectorDefinition(init.type)?.costlyClient
-      ? map(numberedRowBatches(connector, init.plan, ctx), ({ first, rows }) => ({ kind: 'rows', first, rows }))
-      : map(readEventBatches(connector, init.plan, ctx), (batch) => ({ kind: 'batch', batch }));
-    for await (const reply of replies) {
+    const rowsOnly = connectorDefinition(init.type)?.costlyClient === true;
+    const map = compileEventMapper(init.plan.mapping);
+    for await (const { first, rows } of numberedRowBatches(connector, init.plan, { log: quiet, signal: abort.signal })) {
+      const reply: ReaderReply = rowsOnly ? { kind: 'rows', first, rows } : { kind: 'batch', batch: prepareEventRows(rows, first, init.plan, map) };
       while (credits === 0 && !abort.signal.aborted) await new Promise<void>((resolve) => (wake = resolve));
       if (abort.signal.aborted) break;
       credits -= 1;
@@ -55,10 +55,6 @@ async function run(init: ReaderInit): Promise<void> {
     await connector.close().catch(() => {});
     port.close();
   }
-}
-
-async function* map<T, U>(items: AsyncIterable<T>, fn: (item: T) => U): AsyncIterable<U> {
-  for await (const item of items) yield fn(item);
 }
 
 send({ kind: 'ready' });
