@@ -21,7 +21,7 @@ async function reportSection(ctx: BenchContext, kinds: { kind: ReportStoreKind; 
   const rows: BenchRow[] = [];
   for (const { kind, target } of kinds) {
     ctx.log(`reports ${kind}: loading ${n.toLocaleString('en-US')} events, then 3 reports`);
-    const { result, peakRssMb } = await runIsolated<ReportResult>(CASES, 'reports', { kind, n, target } satisfies ReportArgs);
+    const { result, peakRssMb } = await runIsolated<ReportResult>(CASES, 'reports', { kind, n, target } satisfies ReportArgs, { as: 'web' });
     if (result.count !== n) throw new Error(`${kind}: ${result.count} of ${n} events loaded`);
     results.set(kind, result);
     rows.push({ section, name: `${kind}: load`, unit: 's', value: result.loadSeconds, peakRssMb, note: kind === 'clickhouse' ? 'bulk insert' : 'store.writeBatch, 2000/batch' });

@@ -29,7 +29,7 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number
     target: kind === 'sqlite' ? path.join(ctx.tmpDir, 'experiments.sqlite') : ctx.pgUrl!,
     redisUrl: ctx.redisUrl,
   };
-  const { result, peakRssMb } = await runIsolated<ListResult>(CASES, 'listLatency', args);
+  const { result, peakRssMb } = await runIsolated<ListResult>(CASES, 'listLatency', args, { as: 'web' });
   const floor = percentile(result.query, 50);
   const p50 = percentile(result.http, 50);
   const p99 = percentile(result.http, 99);

@@ -22,7 +22,7 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number
     for (const limit of [Math.round(n / 4), n]) {
       ctx.log(`export ${kind}: ${limit.toLocaleString('en-US')} events over HTTP`);
       const args: ExportArgs = { ...seeded, redisUrl: ctx.redisUrl, limit: limit < n ? limit : undefined };
-      const { result, peakRssMb } = await runIsolated<ExportResult>(CASES, 'exportOverHttp', args);
+      const { result, peakRssMb } = await runIsolated<ExportResult>(CASES, 'exportOverHttp', args, { as: 'web' });
       if (result.events !== limit) throw new Error(`export returned ${result.events} of ${limit} events`);
       rows.push({
         section: `export ${kind}`,

@@ -71,7 +71,7 @@ export function benchRows(n: number, seed = 42, identity = false): EventRows {
 /** A bench's floor run in its own process (peak RSS its own), checked that every row landed. */
 export async function measureFloor(kind: StoreKind, n: number, target: string, identity = false): Promise<{ rate: number; peakRssMb: number }> {
   const args: FloorArgs = { kind, n, target, identity };
-  const { result, peakRssMb } = await runIsolated<FloorResult>(fileURLToPath(import.meta.url), 'storeFloor', args);
+  const { result, peakRssMb } = await runIsolated<FloorResult>(fileURLToPath(import.meta.url), 'storeFloor', args, { as: 'web' });
   if (result.stored !== n) throw new Error(`${kind} floor: stored ${result.stored} of ${n} events`);
   return { rate: result.events / result.seconds, peakRssMb };
 }

@@ -23,7 +23,7 @@ async function unique(ctx: BenchContext, kind: 'sqlite' | 'postgres'): Promise<B
   const target = kind === 'sqlite' ? path.join(ctx.tmpDir, 'identity-unique.sqlite') : ctx.pgUrl!;
   ctx.log(`identity ${kind}: seeding ${events.toLocaleString('en-US')} events, ${devices.toLocaleString('en-US')} devices, ${days} days`);
   const args: UniqueArgs = { kind, target, events, devices, days, redisUrl: ctx.redisUrl, repeats: 3 };
-  const { result, peakRssMb } = await runIsolated<UniqueResult>(CASES, 'uniqueSegmentation', args);
+  const { result, peakRssMb } = await runIsolated<UniqueResult>(CASES, 'uniqueSegmentation', args, { as: 'web' });
   const section = `identity ${kind}`;
   const size = `${events.toLocaleString('en-US')} events, ${devices.toLocaleString('en-US')} devices, ${days} days by day`;
   return [

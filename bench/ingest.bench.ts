@@ -22,7 +22,7 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', n: number
   const measure = async (name: string, fn: string, extra: Partial<CaseArgs> = {}) => {
     ctx.log(`ingest ${kind}: ${name} (${n.toLocaleString('en-US')} events)`);
     const args: CaseArgs = { kind, n, target: target(), clients, redisUrl: ctx.redisUrl, ...extra };
-    const { result, peakRssMb } = await runIsolated<CaseResult>(CASES, fn, args);
+    const { result, peakRssMb } = await runIsolated<CaseResult>(CASES, fn, args, { as: 'web' });
     if (result.stored !== n) throw new Error(`${name}: stored ${result.stored} of ${n} events`);
     return { rate: result.events / result.seconds, peakRssMb, cpu: result.cpuUsPerEvent };
   };

@@ -67,7 +67,7 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres', big: Data
     const { result, peakRssMb } =
       fn === 'capped'
         ? await runIsolated<MigrationCaseResult>(CASES, 'migration', args(dataset, url), { heapMb: HEAP_CAP_MB })
-        : await runIsolated<MigrationCaseResult>(CASES, fn, args(dataset, url));
+        : await runIsolated<MigrationCaseResult>(CASES, fn, args(dataset, url), { as: fn === 'floor' ? 'web' : 'worker' });
     if (result.events !== dataset.totalEvents) throw new Error(`${name}: measured ${result.events} of ${dataset.totalEvents}`);
     if (result.stored !== dataset.totalEvents) throw new Error(`${name}: stored ${result.stored} of ${dataset.totalEvents}`);
     return { ...result, rate: result.events / result.seconds, peakRssMb };

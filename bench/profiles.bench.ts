@@ -16,9 +16,9 @@ async function section(ctx: BenchContext, kind: 'sqlite' | 'postgres'): Promise<
   const updates = Math.max(4000, Math.round(40_000 * ctx.scale));
   const rows = Math.max(10_000, Math.round(200_000 * ctx.scale));
   ctx.log(`profiles ${kind}: ${updates} updates`);
-  const u = await runIsolated<CaseResult>(CASES, 'profileUpdates', { kind, target: target('profiles'), n: updates } satisfies CaseArgs);
+  const u = await runIsolated<CaseResult>(CASES, 'profileUpdates', { kind, target: target('profiles'), n: updates } satisfies CaseArgs, { as: 'web' });
   ctx.log(`profiles ${kind}: lookup table of ${rows} rows`);
-  const l = await runIsolated<CaseResult>(CASES, 'lookupReplace', { kind, target: target('lookup'), n: rows } satisfies CaseArgs);
+  const l = await runIsolated<CaseResult>(CASES, 'lookupReplace', { kind, target: target('lookup'), n: rows } satisfies CaseArgs, { as: 'web' });
   return [
     {
       section: `profiles ${kind}`,

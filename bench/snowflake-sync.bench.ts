@@ -37,7 +37,7 @@ export const bench: BenchModule = {
       const args: SnowflakeCaseArgs = { rows, sourceConfig: fx.sourceConfig(), serverConfig: fx.serverConfig, table: 'bench_events' };
 
       ctx.log(`snowflake: (b) read through snowflake-sdk, ${rows} rows`);
-      const read = await runIsolated<SnowflakeCaseResult>(CASES, 'readOnly', args);
+      const read = await runIsolated<SnowflakeCaseResult>(CASES, 'readOnly', args, { as: 'web' });
       if (read.result.rows !== rows) throw new Error(`read ${read.result.rows} of ${rows} rows`);
 
       ctx.log(`snowflake: (c) events sync into SQLite, ${rows} rows`);
@@ -46,7 +46,7 @@ export const bench: BenchModule = {
       if (synced.result.stored !== rows) throw new Error(`sync stored ${synced.result.stored} of ${rows} events`);
 
       ctx.log(`snowflake: (a) floor over the ${rows} events the sync stored`);
-      const floor = await runIsolated<SnowflakeCaseResult>(CASES, 'floor', { ...args, storePath, floorPath: path.join(ctx.tmpDir, 'sf-floor.sqlite') });
+      const floor = await runIsolated<SnowflakeCaseResult>(CASES, 'floor', { ...args, storePath, floorPath: path.join(ctx.tmpDir, 'sf-floor.sqlite') }, { as: 'web' });
       if (floor.result.stored !== rows) throw new Error(`floor stored ${floor.result.stored} of ${rows} events`);
 
       const section = 'snowflake source';

@@ -40,7 +40,7 @@ export async function sourceSyncRows(b: SourceSyncBench, label: string, source: 
   const measure = async (name: string, fn: 'floor' | 'bareRead' | 'sync'): Promise<Measured> => {
     b.log(`${b.section}: ${label}: ${name}`);
     const args: SyncCaseArgs = { rows: b.rows, store: path.join(b.tmpDir, `sync-store-${++storeFiles}.sqlite`), source };
-    const { result, peakRssMb } = await runIsolated<SyncCaseResult>(b.cases, fn, args);
+    const { result, peakRssMb } = await runIsolated<SyncCaseResult>(b.cases, fn, args, { as: fn === 'sync' ? 'worker' : 'web' });
     if (result.stored !== b.rows) throw new Error(`${label}: ${name}: ${result.stored} of ${b.rows} rows`);
     return { rate: result.rows / result.seconds, peakRssMb };
   };

@@ -53,7 +53,7 @@ export const bench: BenchModule = {
     const k = (rows: number) => (rows >= 1_000_000 ? `${rows / 1_000_000}M` : `${Math.round(rows / 1000)}k`);
     const measure = async (name: string, fn: 'floor' | 'sync' | 'mirror', args: SyncCaseArgs): Promise<M> => {
       ctx.log(`warehouse: ${name}`);
-      const { result, peakRssMb } = await runIsolated<SyncCaseResult & { changed?: number[] }>(CASES, fn, args);
+      const { result, peakRssMb } = await runIsolated<SyncCaseResult & { changed?: number[] }>(CASES, fn, args, { as: fn === 'floor' ? 'web' : 'worker' });
       if (result.stored !== args.rows) throw new Error(`${name}: stored ${result.stored} of ${args.rows} events`);
       if (result.changed) ctx.log(`warehouse: ${name}: inserted/updated/deleted ${result.changed.join(' / ')}`);
       return { rate: result.rows / result.seconds, peakRssMb };
