@@ -26,8 +26,10 @@ export type ProcessKind = 'worker' | 'web';
  * that work in production, read from the Procfile so the two cannot drift apart. Floors run as
  * `web`, without the worker's tighter heap growth: the fastest settings, so no ratio is flattered.
  */
+const PROCFILE_LINES = fs.readFileSync(path.join(here, '..', 'Procfile'), 'utf8').split('\n');
+
 function procfileNodeFlags(kind: ProcessKind): string[] {
-  const line = fs.readFileSync(path.join(here, '..', 'Procfile'), 'utf8').split('\n').find((l) => l.startsWith(`${kind}:`));
+  const line = PROCFILE_LINES.find((l) => l.startsWith(`${kind}:`));
   if (!line) throw new Error(`Procfile has no ${kind} process`);
   return line.split(/\s+/).filter((arg) => arg.startsWith('--'));
 }

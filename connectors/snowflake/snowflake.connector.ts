@@ -11,6 +11,7 @@ import type { SnowflakeConnectOptions } from './snowflake-options.js';
 import { buildChangesSql, buildCountSql, buildReadSql, CHANGE_POINT_SQL, describeSql } from './snowflake-sql.js';
 import { rowBuilder, type ColumnMeta } from './snowflake-values.js';
 import { SchemaCache } from '../schema-cache.js';
+import { inBatches } from '../../src/lib/in-batches.js';
 
 export interface SnowflakeConnectorOptions {
   connect: SnowflakeConnectOptions;
@@ -160,15 +161,7 @@ async function* rowBatchesOf(stmt: RowStatement, ctx: ConnectorContext, size: nu
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    let batch: Row[] = [];
-    for await (const values of rows) {
-      batch.push(build(values as unknown[]));
-      if (batch.length >= size) {
-        yield batch;
-        batch = [];
-      }
-    }
-    if (batch.length > 0) yield batch;
+    yield* inBatches(rows as AsyncIterable<unknown[]>, size, { map: build });
   } catch (err) {
     throw ctx.signal.aborted ? cancelledError() : translateError(err, 'query');
   } finally {
