@@ -4,11 +4,15 @@
  * measured in the same run as what it is compared with.
  * - SQLite: one prepared INSERT a row in 20k-row transactions (faster than multi-row statements), on the very
  *   connection createDb configures (WAL, synchronous=NORMAL);
- * - PostgreSQL: `COPY … FROM STDIN` straight into the events table (indexes and all), 20k rows a COPY;
+ * - PostgreSQL: `COPY … FROM STDIN` straight into the events table (indexes and all), 20k rows a COPY,
+ *   one COPY per core side by side;
  * - ClickHouse: `@clickhouse/client` inserts of the same rows as JSONEachRow text encoded before
- *   the clock (handing it objects would encode them inside the timing), 20k a time.
- * Rows are built before the clock starts: a floor times the store alone.
+ *   the clock (handing it objects would encode them inside the timing), 20k a time, two per core
+ *   side by side.
+ * Rows are built before the clock starts: a floor times the store alone. Where the store takes
+ * writes side by side, so does its floor (FLOOR_STREAMS): one COPY at a time leaves a core idle.
  */
+import os from 'node:os';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
@@ -42,11 +46,21 @@ export interface FloorResult {
   stored: number;
 }
 
+/**
+ * Writes each floor keeps in flight. SQLite has one writer. A PostgreSQL COPY is one backend
+ * process, so one per core: on this 2-core machine two COPYs landed 1.3–1.7× the rows of one,
+ * four no more than two. A ClickHouse insert parses on one thread and then waits on its part's
+ * files, so two per core: 1.3–1.6× one insert, and four ~5 % above two (docs/performance.md,
+ * eighteenth session).
+ */
+const CORES = os.availableParallelism();
+export const FLOOR_STREAMS: Record<StoreKind, number> = { sqlite: 1, postgres: CORES, clickhouse: 2 * CORES };
+
 /** How each floor is named in the bench tables. */
 export const FLOOR_NAMES: Record<StoreKind, string> = {
   sqlite: 'prepared INSERT, 20k rows/tx',
-  postgres: 'COPY into the table',
-  clickhouse: '@clickhouse/client, JSONEachRow bytes encoded beforehand, 20k rows/insert',
+  postgres: `COPY into the table, ${FLOOR_STREAMS.postgres} at once`,
+  clickhouse: `@clickhouse/client, JSONEachRow bytes encoded beforehand, 20k rows/insert, ${FLOOR_STREAMS.clickhouse} at once`,
 };
 
 /** Events per transaction / COPY / insert in every floor. */
@@ -148,23 +162,50 @@ function copyField(v: unknown): string {
   return /[\\\t\n\r]/.test(s) ? s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r') : s;
 }
 
+/**
+ * Lands chunks `streams` at a time: each round's bodies are encoded untimed, then sent side by
+ * side on their own streams and timed until the last is acknowledged. A round holds `streams`
+ * chunks, so a floor over a million rows still holds only a few.
+ */
+async function landInRounds(
+  chunks: Iterable<EventRows>,
+  streams: number,
+  encode: (rows: EventRows) => Buffer,
+  land: (body: Buffer, stream: number) => Promise<void>,
+): Promise<{ events: number; seconds: number }> {
+  let events = 0;
+  let seconds = 0;
+  const round: Buffer[] = [];
+  const flush = async () => {
+    const t0 = performance.now();
+    await Promise.all(round.map((body, stream) => land(body, stream)));
+    seconds += (performance.now() - t0) / 1000;
+    round.length = 0;
+  };
+  for (const rows of chunks) {
+    round.push(encode(rows));
+    events += rows.event.length;
+    if (round.length === streams) await flush();
+  }
+  if (round.length > 0) await flush();
+  return { events, seconds };
+}
+
 async function postgresFloor(serverUrl: string, chunks: () => Iterable<EventRows>, source: string): Promise<FloorResult> {
   const o = await openBenchStore('postgres', serverUrl);
   const now = Date.now();
-  const client = new pg.Client({ connectionString: o.url });
-  await client.connect();
-  let events = 0;
-  let seconds = 0;
-  for (const rows of chunks()) {
+  const clients = Array.from({ length: FLOOR_STREAMS.postgres }, () => new pg.Client({ connectionString: o.url }));
+  await Promise.all(clients.map((c) => c.connect()));
+  const encode = (rows: EventRows) => {
     let text = '';
     for (let i = 0; i < rows.event.length; i++) text += `${tuple(rows, i, o.projectId, source, now).map(copyField).join('\t')}\n`;
-    const t0 = performance.now();
-    await pipeline(Readable.from([text]), client.query(copyFrom(`COPY events (${COLUMNS.join(', ')}) FROM STDIN`)));
-    seconds += (performance.now() - t0) / 1000;
-    events += rows.event.length;
-  }
-  const stored = Number((await client.query('SELECT count(*) AS n FROM events')).rows[0].n);
-  await client.end();
+    return Buffer.from(text);
+  };
+  const { events, seconds } = await landInRounds(chunks(), clients.length, encode, (body, stream) =>
+    pipeline(Readable.from([body]), clients[stream]!.query(copyFrom(`COPY events (${COLUMNS.join(', ')}) FROM STDIN`))),
+  );
+  const stored = Number((await clients[0]!.query('SELECT count(*) AS n FROM events')).rows[0].n);
+  await Promise.all(clients.map((c) => c.end()));
   await o.close();
   return { events, seconds, stored };
 }
@@ -172,24 +213,22 @@ async function postgresFloor(serverUrl: string, chunks: () => Iterable<EventRows
 async function clickhouseFloor(serverUrl: string, chunks: () => Iterable<EventRows>, source: string): Promise<FloorResult> {
   const scratch = await scratchClickHouse(serverUrl);
   const target = parseClickHouseUrl(scratch.url);
-  const client = createClient({ url: target.url, username: target.username, password: target.password, database: target.database });
+  const streams = FLOOR_STREAMS.clickhouse;
+  const client = createClient({ url: target.url, username: target.username, password: target.password, database: target.database, max_open_connections: streams });
   try {
     const now = Date.now();
-    let events = 0;
-    let seconds = 0;
-    for (const rows of chunks()) {
-      // The finished JSONEachRow body, built and encoded to bytes before the clock: faster than
-      // handing the client objects (which it would encode on this thread while the clock runs),
-      // and than a string, which the request measures and encodes inside the clock.
+    // The finished JSONEachRow body, built and encoded to bytes before the clock: faster than
+    // handing the client objects (which it would encode on this thread while the clock runs),
+    // and than a string, which the request measures and encodes inside the clock.
+    const encode = (rows: EventRows) => {
       let text = '';
       for (let i = 0; i < rows.event.length; i++) text += eventLine(rows, i, { projectId: 1, source, now, ver: 1, isNew: true });
-      const body = Buffer.from(text);
-      const t0 = performance.now();
+      return Buffer.from(text);
+    };
+    const { events, seconds } = await landInRounds(chunks(), streams, encode, async (body) => {
       const result = await client.exec({ query: 'INSERT INTO events FORMAT JSONEachRow', values: Readable.from([body]) });
       await pipeline(result.stream, new Writable({ write: (_c, _e, done) => done() }));
-      seconds += (performance.now() - t0) / 1000;
-      events += rows.event.length;
-    }
+    });
     const res = await client.query({ query: 'SELECT count() AS n FROM events', format: 'JSONEachRow' });
     const stored = Number(((await res.json()) as { n: string }[])[0]!.n);
     return { events, seconds, stored };
