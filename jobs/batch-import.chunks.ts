@@ -28,10 +28,17 @@ export async function chunkPreparer(run: ChunkRun, ctx: JobContext): Promise<(ra
   return (raw) => pool.prepareChunk({ raw, validate: { strict: run.strict, idMerge, stamp, now: Date.now() }, encoding: ctx.events.rowEncoding });
 }
 
-/** `commit` answers undefined to go on, or why the run stops (the pipeline then stops too). */
+/**
+ * `commit` answers undefined to go on, or why the run stops (the pipeline then stops too).
+ * Commits run one after another in file order, chained behind the job's reading: while a chunk
+ * commits (for PostgreSQL mostly a wait on the server's COPY) the job reads and cuts the next
+ * one instead of waiting with it. At most one chunk commits and PREPARED_AHEAD wait beyond it.
+ */
 export class ChunkPipeline<Stop> {
   private readonly builder: RawChunkBuilder;
-  private readonly ahead: Promise<ReadyChunk>[] = [];
+  /** Each submitted chunk's commit, oldest first; settled ones are dropped by `cut`. */
+  private readonly commits: Promise<Stop | undefined>[] = [];
+  private tail: Promise<Stop | undefined> = Promise.resolve(undefined);
 
   constructor(
     from: number,
@@ -54,30 +61,39 @@ export class ChunkPipeline<Stop> {
     return this.builder.units >= BATCH_CHUNK_RECORDS;
   }
 
-  /** Sends the collected units to be prepared, then commits until PREPARED_AHEAD are left waiting. */
-  cut(): Promise<Stop | undefined> {
+  /** Sends the collected units to be prepared and committed; waits while too many are in flight. */
+  async cut(): Promise<Stop | undefined> {
     this.submit();
-    return this.commitWhile(PREPARED_AHEAD);
+    while (this.commits.length > PREPARED_AHEAD + 1) {
+      const stop = await this.commits.shift()!;
+      if (stop !== undefined) return stop;
+    }
+    return undefined;
   }
 
-  /** Cuts what is left and commits every chunk still waiting. */
+  /** Cuts what is left and waits for every commit. */
   async finish(): Promise<Stop | undefined> {
     if (this.builder.units > 0) this.submit();
-    return this.commitWhile(0);
+    this.commits.length = 0;
+    return this.tail;
+  }
+
+  /**
+   * Waits until no commit is running, whatever their outcome: a job that stops reading (an
+   * error, a bad file) must not report before the chunk still committing has finished.
+   */
+  async settle(): Promise<void> {
+    await this.tail.catch(() => undefined);
   }
 
   private submit(): void {
     const ready = this.prepare(this.builder.take());
     // A run that stops leaves chunks prepared ahead unawaited: their failure is not the run's.
     ready.catch(() => {});
-    this.ahead.push(ready);
-  }
-
-  private async commitWhile(waiting: number): Promise<Stop | undefined> {
-    while (this.ahead.length > waiting) {
-      const stop = await this.commit(await this.ahead.shift()!);
-      if (stop !== undefined) return stop;
-    }
-    return undefined;
+    // After a stop or a failed commit nothing later commits: the chain passes the outcome on.
+    const committed = this.tail.then(async (stop) => stop ?? this.commit(await ready));
+    committed.catch(() => {});
+    this.commits.push(committed);
+    this.tail = committed;
   }
 }

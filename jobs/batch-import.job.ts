@@ -102,17 +102,25 @@ async function importFile(run: BatchImport, ctx: JobContext): Promise<BatchImpor
   };
   const pipeline = new ChunkPipeline(done, await chunkPreparer(run, ctx), commit);
 
-  for await (const batch of readUnits(run.filePath, run.format)) {
-    const count = batch.kind === 'csv' ? batch.rows.length : batch.units.length;
-    for (let i = 0; i < count; i++, position++) {
-      if (position < done) continue; // committed by an earlier attempt
-      if (batch.kind === 'csv') pipeline.addCsv(batch.header, batch.rows[i]!);
-      else pipeline.addJson(batch.units[i]!);
-      if (pipeline.full) {
-        const step = await pipeline.cut();
-        if (step) return stop(step, run, ctx, done);
+  // Fixed before reading: `done` grows while later chunks are still being read.
+  const resumeAt = done;
+  try {
+    for await (const batch of readUnits(run.filePath, run.format)) {
+      const count = batch.kind === 'csv' ? batch.rows.length : batch.units.length;
+      for (let i = 0; i < count; i++, position++) {
+        if (position < resumeAt) continue; // committed by an earlier attempt
+        if (batch.kind === 'csv') pipeline.addCsv(batch.header, batch.rows[i]!);
+        else pipeline.addJson(batch.units[i]!);
+        if (pipeline.full) {
+          const step = await pipeline.cut();
+          if (step) return stop(step, run, ctx, done);
+        }
       }
     }
+  } catch (err) {
+    // A file that turns out bad mid-way fails the run only after the chunk committing has landed.
+    await pipeline.settle();
+    throw err;
   }
   const step = await pipeline.finish();
   if (step) return stop(step, run, ctx, done);

@@ -110,13 +110,20 @@ export async function runBatchPartition({ importId, part }: { importId: string; 
       if (ctx.parentProgress) await ctx.parentProgress(await runProgress(ctx, importId));
       return undefined;
     };
-    const pipeline = new ChunkPipeline(p.range.firstUnit + done, await chunkPreparer(run, ctx), commit);
-    for await (const units of readNdjsonRange(run.filePath, p.range.start, p.range.end)) {
-      for (const unit of units) {
-        if (position++ < p.range.firstUnit + done) continue; // committed by an earlier lease
-        pipeline.addJson(unit);
-        if (pipeline.full && (await pipeline.cut())) return interrupted(ctx, key, attempt, label, done);
+    // Fixed before reading: `done` grows while later chunks are still being read.
+    const resumeAt = p.range.firstUnit + done;
+    const pipeline = new ChunkPipeline(resumeAt, await chunkPreparer(run, ctx), commit);
+    try {
+      for await (const units of readNdjsonRange(run.filePath, p.range.start, p.range.end)) {
+        for (const unit of units) {
+          if (position++ < resumeAt) continue; // committed by an earlier lease
+          pipeline.addJson(unit);
+          if (pipeline.full && (await pipeline.cut())) return interrupted(ctx, key, attempt, label, done);
+        }
       }
+    } catch (err) {
+      await pipeline.settle();
+      throw err;
     }
     if (await pipeline.finish()) return interrupted(ctx, key, attempt, label, done);
     const succeeded = await ctx.db.transaction(async (trx) => {
