@@ -43,6 +43,7 @@ async function main() {
     log: (msg) => process.stderr.write(`[bench] ${msg}\n`),
   };
   const rows: BenchRow[] = [];
+  const loadAtStart = os.loadavg();
   for (const file of files) {
     const { bench } = (await import(pathToFileURL(path.join(here, file)).href)) as { bench: BenchModule };
     ctx.log(`${bench.title} (${file})`);
@@ -50,7 +51,11 @@ async function main() {
   }
   fs.rmSync(ctx.tmpDir, { recursive: true, force: true });
   process.stdout.write(`\n${table(rows)}\n`);
-  process.stdout.write(`\nmachine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, scale ${ctx.scale}\n`);
+  const load = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
+  process.stdout.write(
+    `\nmachine: ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, scale ${ctx.scale}; ` +
+      `load average (1, 5, 15 min) ${load(loadAtStart)} at the start, ${load(os.loadavg())} at the end\n`,
+  );
   process.exit(0);
 }
 
