@@ -1,5 +1,6 @@
 /** Projects, workspaces, service accounts and their per-project roles. */
 import type { Role } from '../domain/roles.js';
+import { MAX_ROW_ID } from '../domain/row-id.js';
 import { toNumber, type DbOrTrx } from './knex.js';
 
 export type Residency = 'US' | 'EU' | 'IN';
@@ -62,11 +63,19 @@ export async function listProjects(db: DbOrTrx): Promise<(Project & { workspaceI
 }
 
 export async function findProjectById(db: DbOrTrx, id: number): Promise<Project | undefined> {
+  if (id > MAX_ROW_ID) return undefined;
   const row = await db('projects').where({ id }).first();
   return row ? toProject(row) : undefined;
 }
 
+/**
+ * A NUL is in no stored token or username, and PostgreSQL refuses it as a text parameter (which
+ * turned a hostile token or Basic username into a 500): such a lookup finds nothing, on every database.
+ */
+const holdsNul = (s: string) => s.includes('\u0000');
+
 export async function findProjectByToken(db: DbOrTrx, token: string): Promise<Project | undefined> {
+  if (holdsNul(token)) return undefined;
   const row = await db('projects').where({ token }).first();
   return row ? toProject(row) : undefined;
 }
@@ -77,6 +86,7 @@ export async function findProjectBySecretHash(db: DbOrTrx, hash: string): Promis
 }
 
 export async function findWorkspace(db: DbOrTrx, id: number): Promise<{ id: number; projectId: number } | undefined> {
+  if (id > MAX_ROW_ID) return undefined;
   const row = await db('workspaces').where({ id }).first();
   return row ? { id: toNumber(row.id), projectId: toNumber(row.project_id) } : undefined;
 }
@@ -92,6 +102,7 @@ export async function insertServiceAccount(
 }
 
 export async function findServiceAccount(db: DbOrTrx, username: string): Promise<ServiceAccount | undefined> {
+  if (holdsNul(username)) return undefined;
   const row = await db('service_accounts').where({ username }).first();
   return row ? { id: toNumber(row.id), username: row.username, secretHash: row.secret_hash, email: row.email } : undefined;
 }

@@ -39,6 +39,15 @@ export async function insertLookupTable(
   return toTable(row);
 }
 
+/**
+ * The (project, name) unique key refused a write: a concurrent create or rename took the name
+ * between the caller's check and its write. Both drivers' codes (PostgreSQL, better-sqlite3).
+ */
+export function isNameTaken(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
 export async function findLookupTable(db: DbOrTrx, id: number): Promise<LookupTable | undefined> {
   const row = await db('lookup_tables').where({ id }).first();
   return row ? toTable(row) : undefined;

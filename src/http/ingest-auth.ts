@@ -4,14 +4,14 @@
  * the records (as client SDKs send it), or the same Basic credentials. Failing authentication
  * is 401, authenticated but not allowed 403, a project of another residency 400.
  */
-import type { Request } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import type { Config } from '../../config/index.js';
 import type { Authenticator } from '../accounts/authenticator.js';
 import { findProjectByToken, type Project } from '../db/accounts.repo.js';
 import type { DbOrTrx } from '../db/knex.js';
 import type { Role } from '../domain/roles.js';
 import { ValidationError } from '../lib/errors.js';
-import { accessTo, parseProjectId, principalOf, type ProjectAccess } from './auth-middleware.js';
+import { accessOf, accessTo, parseProjectId, principalOf, type ProjectAccess } from './auth-middleware.js';
 import { recentAccessOf } from './recent-access.js';
 
 export const WRITE_ROLES: readonly Role[] = ['owner', 'admin'];
@@ -30,6 +30,17 @@ export function assertResidency(project: Project, region: string): void {
       `project ${project.id} has data residency ${project.residency}, but this is the ${region} region: send its data to the ${project.residency} ingestion host`,
     );
   }
+}
+
+/**
+ * Middleware after requireProject, for routers that bring data in by other paths than ingestion
+ * (batch imports, warehouse sources and imports): the same 400 for a project of another residency.
+ */
+export function requireResidency(region: string) {
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    assertResidency(accessOf(res).project, region);
+    next();
+  };
 }
 
 function queryProjectId(req: Request): unknown {

@@ -16,6 +16,8 @@ export function single(params: Params, name: string): string | undefined {
   const v = params[name];
   if (v === undefined || v === '') return undefined;
   if (typeof v !== 'string') throw bad(`'${name}' must be given once, as a single value`);
+  // No stored name, id or value holds a NUL, and PostgreSQL refuses one as a parameter (a 500).
+  if (v.includes('\u0000')) throw bad(`'${name}' must not contain a NUL character`);
   return v;
 }
 
@@ -70,6 +72,7 @@ export function stringArray(params: Params, name: string, o: { allowBareName?: b
   if (!Array.isArray(parsed) || !parsed.every((s) => typeof s === 'string' && s !== '')) {
     throw bad(`'${name}' must be a JSON array of non-empty strings`);
   }
+  if ((parsed as string[]).some((s) => s.includes('\u0000'))) throw bad(`'${name}' must not contain a NUL character`);
   if (parsed.length > MAX_NAMES) throw bad(`'${name}' may list at most ${MAX_NAMES} values`);
   return [...new Set(parsed as string[])];
 }

@@ -8,6 +8,7 @@ import { connectorDefinition, createConnector, supportedTypes } from '../../conn
 import { WarehouseError, type WarehouseConnector } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
 import { deleteSource, findSource, insertSource, listSources, type WarehouseSource } from '../db/warehouse.repo.js';
+import { MAX_ROW_ID } from '../domain/row-id.js';
 import { zodProblems } from '../domain/warehouse-import.js';
 import { NotFoundError, ValidationError } from '../lib/errors.js';
 import type { SecretBox } from '../lib/secrets.js';
@@ -32,7 +33,7 @@ export function publicSource(s: WarehouseSource): PublicSource {
 const sourceInput = z
   .object({
     type: z.string({ error: 'type is required' }),
-    name: z.string({ error: 'name must be a string' }).trim().min(1, 'name must not be empty').max(255).optional(),
+    name: z.string({ error: 'name must be a string' }).trim().min(1, 'name must not be empty').max(255, 'name must be at most 255 characters').optional(),
     config: z.record(z.string(), z.unknown(), { error: 'config must be a JSON object' }),
   })
   .strict();
@@ -105,7 +106,7 @@ export async function listProjectSources(db: Db, projectId: number): Promise<Pub
 
 export function parseId(value: unknown, what: string): number {
   const n = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0) throw new NotFoundError(`${what} ${JSON.stringify(String(value))} not found`);
+  if (!Number.isSafeInteger(n) || n <= 0 || n > MAX_ROW_ID) throw new NotFoundError(`${what} ${JSON.stringify(String(value))} not found`);
   return n;
 }
 

@@ -169,4 +169,12 @@ describe.each(crossKinds(dbKinds()))('batch imports API on %s, queues on %s', (k
     // Nothing of the refused uploads is left behind.
     expect(fs.readdirSync(path.join(uploads, String(owner.id)))).toEqual([]);
   });
+
+  it('refuses a project of another data residency with 400 naming its region, and stores nothing', async () => {
+    const eu = await seedProject(t.db, { residency: 'EU' });
+    const res = await post(eu, 'type=events', Buffer.from('{"event":"a","properties":{"time":1700000000,"distinct_id":"u"}}\n'), { 'content-type': 'application/x-ndjson' });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ status: 'error', type: 'validation_error', error: expect.stringMatching(/residency EU.*EU/) });
+    expect(await t.db('batch_imports').where({ project_id: eu.id }).first()).toBeUndefined();
+  });
 });

@@ -474,6 +474,12 @@ describe.each(dbKinds())('experiments API on %s', (kind) => {
       }
     });
 
+    it('403 for a workspace id beyond any stored id, as for any unknown workspace (not a 500)', async () => {
+      const r = await api.call('GET', '/api/app/workspaces/2147483648/experiments', { auth: auth.owner });
+      expect(r.status).toBe(403);
+      expect(r.body).toEqual({ status: 'error', error: 'service account has no access to workspace 2147483648' });
+    });
+
     it('404 for an unknown, malformed or other-workspace experiment id', async () => {
       const theirs = (await api.call('POST', `/api/app/workspaces/${other.workspace_id}/experiments`, { auth: other.basic, json: { name: 'theirs' } }))
         .body.results;

@@ -109,6 +109,9 @@ describe.each(dbKinds())('lookup tables over HTTP on %s', (kind) => {
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ code: 404, status: 'Not Found', error: expect.stringMatching(/lookup table 999999 not found/) });
     expect((await put('abc', 'id\n1\n')).status).toBe(404);
+    // Beyond PostgreSQL's integer ids: unknown like any other, not a 500 ("out of range").
+    expect((await put(2147483648, 'id\n1\n')).status).toBe(404);
+    expect((await put(1, 'id\n1\n', {}, p.basic, 2147483648)).status).toBe(403);
     const other = await seedProject(t.db);
     // Another project's credentials and project_id: that project has no such table.
     expect((await put(id, 'id\n1\n', {}, other.basic, other.id)).status).toBe(404);
@@ -175,6 +178,41 @@ describe.each(dbKinds())('lookup tables over HTTP on %s', (kind) => {
     expect(await del.json()).toEqual({ status: 'ok', results: { id, deleted: true } });
     expect(await countLookupRows(t.db, id)).toBe(0);
     expect((await put(id, 'id\n1\n')).status).toBe(404);
+  });
+
+  it('app API: concurrent creates and renames to one name get one 200 and 409s, never a 500', async () => {
+    const creates = await Promise.all(Array.from({ length: 8 }, () => create({ name: 'contended' })));
+    expect(creates.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+    const ids = await Promise.all(Array.from({ length: 8 }, (_, i) => newTable(`renamed-from-${i}`)));
+    const renames = await Promise.all(
+      ids.map((id) =>
+        fetch(`${app.url}/api/app/projects/${p.id}/lookup-tables/${id}`, {
+          method: 'PATCH',
+          headers: { authorization: p.basic, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'renamed-to' }),
+        }),
+      ),
+    );
+    expect(renames.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+    expect(await t.db('lookup_tables').where({ project_id: p.id, name: 'renamed-to' })).toHaveLength(1);
+  });
+
+  it('app API: a NUL or an unpaired surrogate in a name or mapped property is a 400, and nothing is stored', async () => {
+    const before = (await t.db('lookup_tables').where({ project_id: p.id }).count({ n: '*' }).first())!.n;
+    for (const body of [{ name: 'nul\u0000' }, { name: '\ud800lone' }, { name: 'ok-name', mapped_property: 'sku\u0000' }]) {
+      const res = await create(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(await res.json()).toMatchObject({ status: 'error', type: 'validation_error', error: expect.stringMatching(/NUL character or an unpaired surrogate/) });
+    }
+    expect((await t.db('lookup_tables').where({ project_id: p.id }).count({ n: '*' }).first())!.n).toBe(before);
+    const id = await newTable('clean');
+    const patched = await fetch(`${app.url}/api/app/projects/${p.id}/lookup-tables/${id}`, {
+      method: 'PATCH',
+      headers: { authorization: p.basic, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x\udc00' }),
+    });
+    expect(patched.status).toBe(400);
+    expect((await t.db('lookup_tables').where({ id }).first()).name).toBe('clean');
   });
 
   it('replaces a 50,000-row CSV in one request, then replaces it again all-or-nothing', async () => {

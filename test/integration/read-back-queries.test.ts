@@ -213,6 +213,9 @@ describe.each(storeKindNames())('read-back queries on %s', (kind) => {
         [{ ...q, limit: 10_001 }, /'limit' must be between 1 and 10000/],
         [{ from_date: '2010-01-01', to_date: '2024-12-31', unit: 'month' }, /spans 5479 days; at most 1830/],
         [{ ...q, type: 'cohort' }, /'type' must be general, unique or average/],
+        // A NUL cannot be stored, so it matches nothing; PostgreSQL refused it as a parameter (a 500).
+        [{ ...q, event: 'sign\u0000up' }, /'event' must not contain a NUL character/],
+        [{ ...q, where: 'properties["a"] == "\u0000"' }, /'where' must not contain a NUL character/],
       ];
       for (const [params, message] of cases) {
         const res = await get(url(a.id, params), a.basic);
@@ -227,6 +230,14 @@ describe.each(storeKindNames())('read-back queries on %s', (kind) => {
   describe('GET|POST /api/2.0/engage', () => {
     const url = (p: { id: number }, params: Record<string, string | number | undefined> = {}) =>
       `${app.url}/api/2.0/engage${qs({ project_id: p.id, ...params })}`;
+
+    it('a NUL in distinct_id, distinct_ids or data_group_id is a 400, not a 500', async () => {
+      for (const params of [{ distinct_id: 'u\u0000' }, { distinct_ids: '["u1","\\u0000"]' }, { data_group_id: 'company\u0000' }]) {
+        const res = await get(url(a, params), a.basic);
+        expect(res.status, JSON.stringify(params)).toBe(400);
+        expect(res.json()).toMatchObject({ code: 400, status: 'Bad Request', error: expect.stringMatching(/must not contain a NUL character/) });
+      }
+    });
 
     it('finds one profile by distinct_id, in Mixpanel\'s engage shape', async () => {
       const res = await get(url(a, { distinct_id: 'alice' }), a.basic);
@@ -266,6 +277,20 @@ describe.each(storeKindNames())('read-back queries on %s', (kind) => {
       expect(res.json().results.map((r: any) => r.$distinct_id)).toEqual(['bob']);
       const bodyProject = await postForm(`${app.url}/api/2.0/engage`, a.basic, { project_id: String(a.id), distinct_id: 'dave' });
       expect(bodyProject.json().results[0].$properties).toMatchObject({ plan: 'team' });
+    });
+
+    it('refuses a POST body it would not read (JSON) with 415, instead of ignoring its filter', async () => {
+      const res = await fetch(`${app.url}/api/2.0/engage?project_id=${a.id}`, {
+        method: 'POST',
+        headers: { authorization: a.basic, 'content-type': 'application/json' },
+        body: JSON.stringify({ distinct_id: 'bob' }),
+      });
+      expect(res.status).toBe(415);
+      expect(await res.json()).toMatchObject({ code: 415, status: 'Unsupported Media Type', error: expect.stringMatching(/form-encoded/) });
+      // A POST with no body still reads the query string.
+      const bare = await fetch(`${app.url}/api/2.0/engage?project_id=${a.id}&distinct_id=bob`, { method: 'POST', headers: { authorization: a.basic } });
+      expect(bare.status).toBe(200);
+      expect((await bare.json()).results.map((r: any) => r.$distinct_id)).toEqual(['bob']);
     });
 
     it('reads group profiles with data_group_id = the group key', async () => {

@@ -99,6 +99,25 @@ describe.each(dbKinds())('/track over HTTP on %s', (kind) => {
     expect([csv.status, await csv.text()]).toEqual([415, '0']);
   });
 
+  it('a NUL in a token or a Basic username is a 401 like any unknown credential, not a 500', async () => {
+    const token = await get({ event: 'x', properties: { token: 'to\u0000ken', distinct_id: 'u' } }, '&verbose=1');
+    expect([token.status, JSON.parse(token.text)]).toEqual([401, { status: 0, error: 'Invalid token' }]);
+    const engage = await fetch(`${app.url}/engage?verbose=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([{ $token: '\u0000', $distinct_id: 'u', $set: { a: 1 } }]),
+    });
+    expect(engage.status).toBe(401);
+    expect((await fetch(`${app.url}/decide?token=%00`)).status).toBe(401);
+    const user = await fetch(`${app.url}/track?verbose=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: basicAuth('sa\u0000', 'secret') },
+      body: JSON.stringify([{ event: 'x', properties: { distinct_id: 'u' } }]),
+    });
+    expect(user.status).toBe(401);
+    expect(await countEvents(t.db, p.id)).toBe((await stored()).length);
+  });
+
   it('accepts the project secret as Basic auth; a token of another project is 403', async () => {
     const q = await seedProject(t.db);
     const body = (token?: string) =>

@@ -136,8 +136,37 @@ describe.each(crossKinds(dbKinds()))('warehouse API on %s, queues on %s', (kind,
       expect(missing.status).toBe(404);
       expect(missing.body).toMatchObject({ status: 'error', error: expect.stringMatching(/not found/) });
       expect((await call(api, 'GET', '/abc')).status).toBe(404);
+      // Beyond PostgreSQL's integer ids: unknown like any other, not a 500 ("out of range").
+      expect((await call(api, 'GET', '/2147483648')).status).toBe(404);
+      expect((await call(api, 'PUT', '/imports/2147483648/manual-sync')).status).toBe(404);
+      expect((await call({ ...api, projectId: 2147483648 }, 'GET', '')).status).toBe(403);
       await grantServiceAccount(t.db, { username: analyst.username, projectId: other.id, role: 'admin' });
       expect((await call({ ...asAnalyst, projectId: other.id }, 'GET', `/${sourceId}`)).status).toBe(404);
+    });
+
+    it('refuses a project of another data residency with 400 naming its region, and stores nothing', async () => {
+      const eu = await seedProject(t.db, { residency: 'EU' });
+      const asEu: Api = { ...api, basic: eu.basic, projectId: eu.id };
+      const res = await call(asEu, 'POST', '', src.sourceBody('eu'));
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ status: 'error', type: 'validation_error', error: expect.stringMatching(/residency EU.*EU/) });
+      expect(await t.db('warehouse_sources').where({ project_id: eu.id }).first()).toBeUndefined();
+      expect((await call(asEu, 'GET', '/imports')).status).toBe(400);
+    });
+
+    it('a NUL or an unpaired surrogate in a name is a 400 naming the field, and nothing is stored', async () => {
+      const before = (await t.db('warehouse_sources').where({ project_id: p.id }).count({ n: '*' }).first())!.n;
+      const body = src.sourceBody('x');
+      for (const name of ['nul\u0000', '\ud800lone']) {
+        const res = await call(api, 'POST', '', JSON.stringify({ ...body, name }));
+        expect(res.status, JSON.stringify(name)).toBe(400);
+        expect(res.body).toMatchObject({ status: 'error', type: 'validation_error', error: expect.stringMatching(/'name'.*NUL character or an unpaired surrogate/) });
+      }
+      expect((await t.db('warehouse_sources').where({ project_id: p.id }).count({ n: '*' }).first())!.n).toBe(before);
+      // A 255-character limit is named as such, not as a wrong type.
+      const long = await call(api, 'POST', '', { ...body, name: 'n'.repeat(256) });
+      expect(long.status).toBe(400);
+      expect(long.body.error).toMatch(/name must be at most 255 characters/);
     });
   });
 

@@ -22,6 +22,7 @@ import { errorMessage, NotFoundError, ValidationError } from '../../lib/errors.j
 import { batchImportJobId } from '../../queue/job-ids.js';
 import { accessOf, requireProject } from '../auth-middleware.js';
 import type { AppDeps } from '../deps.js';
+import { requireResidency } from '../ingest-auth.js';
 import { surface } from '../surface.js';
 import { bodyToFile, contentEncodingOf } from '../request-body.js';
 
@@ -77,6 +78,7 @@ export function mountBatchImports(app: Express, deps: AppDeps): void {
   const router = express.Router({ mergeParams: true });
   router.use(surface('app'));
   router.use(requireProject(deps, (req) => req.params.pid, WRITERS));
+  router.use(requireResidency(deps.config.REGION));
 
   router.post('/', async (req: Request, res: Response) => {
     const access = accessOf(res);

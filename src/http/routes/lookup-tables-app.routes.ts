@@ -18,11 +18,13 @@ import {
   findLookupTable,
   findLookupTableByName,
   insertLookupTable,
+  isNameTaken,
   listLookupTables,
   updateLookupTable,
   type LookupTable,
 } from '../../db/lookup-tables.repo.js';
 import type { DbOrTrx } from '../../db/knex.js';
+import { unstorableTextAt } from '../../domain/experiment-input.js';
 import { ValidationError, NotFoundError } from '../../lib/errors.js';
 import { accessOf, requireProject } from '../auth-middleware.js';
 import type { AppDeps } from '../deps.js';
@@ -37,6 +39,10 @@ const mappedProperty = z.string().min(1, 'must not be empty').max(255, 'must be 
 const createInput = z.strictObject({ name, mapped_property: mappedProperty.optional() });
 const patchInput = z.strictObject({ name: name.optional(), mapped_property: mappedProperty.optional() });
 
+// The check before a write answers the common case; a concurrent create or rename can still take
+// the name before the write, which the unique key then refuses (isNameTaken): the same 409.
+const nameTaken = (name: string, projectId: number) => new ValidationError(409, `a lookup table named '${name}' already exists in project ${projectId}`);
+
 function describe(error: z.ZodError): string {
   return error.issues.map((i) => (i.path.length ? `'${i.path.join('.')}' ${i.message}` : i.message)).join('; ');
 }
@@ -44,6 +50,9 @@ function describe(error: z.ZodError): string {
 async function bodyOf<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
   const raw = await readJsonBody(req, MAX_BODY_BYTES);
   if (raw === undefined) throw new ValidationError(400, 'request body must be a JSON object');
+  // Names are stored as text: PostgreSQL refuses a NUL (a 500), SQLite mangles a lone surrogate.
+  const bad = unstorableTextAt(raw);
+  if (bad !== undefined) throw new ValidationError(400, `'${bad}': contains a NUL character or an unpaired surrogate`);
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new ValidationError(400, describe(parsed.error));
   return parsed.data;
@@ -84,10 +93,12 @@ export function mountLookupTablesApp(app: Express, deps: AppDeps): void {
   router.post('/', writer, async (req, res) => {
     const p = project(res);
     const input = await bodyOf(req, createInput);
-    if (await findLookupTableByName(deps.db, p.id, input.name)) {
-      throw new ValidationError(409, `a lookup table named '${input.name}' already exists in project ${p.id}`);
-    }
-    const table = await insertLookupTable(deps.db, { projectId: p.id, name: input.name, mappedProperty: input.mapped_property ?? null, now: Date.now() });
+    if (await findLookupTableByName(deps.db, p.id, input.name)) throw nameTaken(input.name, p.id);
+    const table = await insertLookupTable(deps.db, { projectId: p.id, name: input.name, mappedProperty: input.mapped_property ?? null, now: Date.now() }).catch(
+      (err: unknown) => {
+        throw isNameTaken(err) ? nameTaken(input.name, p.id) : err;
+      },
+    );
     res.json({ status: 'ok', results: await present(deps.db, table) });
   });
 
@@ -105,9 +116,11 @@ export function mountLookupTablesApp(app: Express, deps: AppDeps): void {
     const table = await tableOf(req, p.id);
     const input = await bodyOf(req, patchInput);
     if (input.name !== undefined && input.name !== table.name && (await findLookupTableByName(deps.db, p.id, input.name))) {
-      throw new ValidationError(409, `a lookup table named '${input.name}' already exists in project ${p.id}`);
+      throw nameTaken(input.name, p.id);
     }
-    const updated = await updateLookupTable(deps.db, table.id, { name: input.name, mappedProperty: input.mapped_property });
+    const updated = await updateLookupTable(deps.db, table.id, { name: input.name, mappedProperty: input.mapped_property }).catch((err: unknown) => {
+      throw isNameTaken(err) ? nameTaken(input.name!, p.id) : err;
+    });
     res.json({ status: 'ok', results: await present(deps.db, updated!) });
   });
 

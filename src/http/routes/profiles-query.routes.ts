@@ -23,7 +23,7 @@ const UNSUPPORTED = ['behaviors', 'filter_by_cohort', 'as_of_timestamp'];
 
 const FORM_MAX_BYTES = 1024 * 1024;
 
-/** A form-encoded POST's fields as `req.body` (read by the one body reader; other bodies are not read). */
+/** A form-encoded POST's fields as `req.body` (read by the one body reader); any other POST body is a 415. */
 async function formFields(req: Request, _res: Response, next: NextFunction): Promise<void> {
   if (req.method === 'POST' && /^application\/x-www-form-urlencoded\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
     const fields = Object.create(null) as Record<string, string | string[]>;
@@ -32,6 +32,10 @@ async function formFields(req: Request, _res: Response, next: NextFunction): Pro
       fields[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
     }
     req.body = fields;
+  } else if (req.method === 'POST' && (await readBody(req, { maxBytes: FORM_MAX_BYTES })).length > 0) {
+    // Any other body (JSON, say) would go unread and its filter ignored: every profile answered.
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim() || 'none';
+    throw new ValidationError(415, `unsupported Content-Type '${type}': send the parameters form-encoded (application/x-www-form-urlencoded) or in the query string`);
   }
   next();
 }

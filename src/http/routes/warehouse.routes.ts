@@ -3,7 +3,8 @@
  * sources, imports, manual-sync and history. Writes need owner or admin; reads any role.
  * App-surface errors: `{status:"error", error}` (plus `type` for 4xx other than 401/403).
  */
-import express, { type Express, type Request, type Response } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import { unstorableTextAt } from '../../domain/experiment-input.js';
 import type { Role } from '../../domain/roles.js';
 import { ValidationError } from '../../lib/errors.js';
 import {
@@ -21,6 +22,7 @@ import { testSource } from '../../warehouse/source-test.service.js';
 import { accessOf, requireProject } from '../auth-middleware.js';
 import { readBody } from '../request-body.js';
 import type { AppDeps } from '../deps.js';
+import { requireResidency } from '../ingest-auth.js';
 import { surface } from '../surface.js';
 
 const WRITERS: readonly Role[] = ['owner', 'admin'];
@@ -41,6 +43,9 @@ async function jsonBody(req: Request): Promise<unknown> {
     throw new ValidationError(400, 'request body is not valid JSON');
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ValidationError(400, 'request body must be a JSON object');
+  // Names and column names are stored as text: PostgreSQL refuses a NUL (a 500), SQLite mangles a lone surrogate.
+  const bad = unstorableTextAt(body);
+  if (bad !== undefined) throw new ValidationError(400, `'${bad}': contains a NUL character or an unpaired surrogate`);
   return body;
 }
 
@@ -49,8 +54,11 @@ const ok = (res: Response, results: unknown) => res.json({ status: 'ok', results
 export function mountWarehouse(app: Express, deps: AppDeps): void {
   const r = express.Router({ mergeParams: true });
   const pid = (req: Request) => req.params.pid;
-  const read = requireProject(deps, pid);
-  const write = requireProject(deps, pid, WRITERS);
+  // Access, then the project's residency: a source of another region's project would sync its data here.
+  const local = requireResidency(deps.config.REGION);
+  const inRegion = (guard: RequestHandler): RequestHandler => (req, res, next) => guard(req, res, () => local(req, res, next));
+  const read = inRegion(requireProject(deps, pid));
+  const write = inRegion(requireProject(deps, pid, WRITERS));
   const projectId = (res: Response) => accessOf(res).project.id;
 
   r.post('/', write, async (req, res) => {
