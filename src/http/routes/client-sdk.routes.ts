@@ -20,6 +20,7 @@ import { CLIENT_SDK_PATHS, clientSdkCors } from '../client-cors.js';
 import type { AppDeps } from '../deps.js';
 import { assertResidency } from '../ingest-auth.js';
 import { surface } from '../surface.js';
+import { methodNotAllowed } from '../method-not-allowed.js';
 
 async function tokenProject(deps: AppDeps, req: Request): Promise<Project> {
   const q = req.query.token;
@@ -49,4 +50,7 @@ export function mountClientSdk(app: Express, deps: AppDeps): void {
     await tokenProject(deps, req);
     throw new ValidationError(501, 'session replay is not supported by this service: set record_sessions_percent to 0');
   });
+  app.all(['/flags', '/settings'], surface('ingest'), methodNotAllowed(['GET']));
+  app.all('/decide', surface('ingest'), methodNotAllowed(['GET', 'POST']));
+  app.all('/record', surface('ingest'), methodNotAllowed(['POST']));
 }

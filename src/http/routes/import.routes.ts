@@ -21,6 +21,7 @@ import { rateLimiterOf } from '../rate-limit.js';
 import { readSentBody } from '../request-body.js';
 import { surface } from '../surface.js';
 import { eventLimitsOf, flag } from './ingest-options.js';
+import { methodNotAllowed } from '../method-not-allowed.js';
 
 export function mountImport(app: Express, deps: AppDeps): void {
   const { config } = deps;
@@ -59,4 +60,5 @@ export function mountImport(app: Express, deps: AppDeps): void {
 
   app.post('/import', surface('ingest'), handle);
   app.get('/import', surface('ingest'), handle);
+  app.all('/import', surface('ingest'), methodNotAllowed(['GET', 'POST']));
 }

@@ -16,6 +16,7 @@ import { markLegacy, readIngestPayload } from '../ingest-payload.js';
 import { profileProject } from '../profile-auth.js';
 import { rateLimiterOf } from '../rate-limit.js';
 import { surface } from '../surface.js';
+import { methodNotAllowed } from '../method-not-allowed.js';
 
 type Apply = (db: DbOrTrx, projectId: number, updates: readonly unknown[]) => Promise<ProfileUpdateResult>;
 
@@ -75,4 +76,5 @@ export function mountProfiles(app: Express, deps: AppDeps): void {
   app.get('/engage', surface('legacy'), engage);
   app.post('/groups', surface('legacy'), groups);
   app.get('/groups', surface('legacy'), groups);
+  app.all(['/engage', '/groups'], surface('legacy'), methodNotAllowed(['GET', 'POST']));
 }

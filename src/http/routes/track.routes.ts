@@ -14,6 +14,7 @@ import { sendIngestAnswer } from '../ingest-response.js';
 import { rateLimiterOf } from '../rate-limit.js';
 import { surface } from '../surface.js';
 import { eventLimitsOf } from './ingest-options.js';
+import { methodNotAllowed } from '../method-not-allowed.js';
 
 export const TRACK_MAX_AGE_MS = 5 * 24 * 60 * 60 * 1000;
 
@@ -40,4 +41,5 @@ export function mountTrack(app: Express, deps: AppDeps): void {
 
   app.post('/track', surface('legacy'), handle);
   app.get('/track', surface('legacy'), handle);
+  app.all('/track', surface('legacy'), methodNotAllowed(['GET', 'POST']));
 }
