@@ -105,7 +105,7 @@ export class ReachGuard {
     // A host the operator listed for this source type (a Snowflake access URL) is allowed as if
     // it were in WAREHOUSE_ALLOWED_HOSTS.
     if (this.alsoAllowed.some((x) => x.toLowerCase() === h.toLowerCase())) return addresses[0]!.address;
-    const rules: ReachRules = { allowed: this.allowed, ownAddresses: this.allowed ? [] : await this.ownAddresses() };
+    const rules: ReachRules = { allowed: this.allowed, ownAddresses: await this.ownAddresses() };
     for (const a of addresses) {
       const problem = reachProblem(rules, { host: h, port, address: a.address });
       if (problem) throw new WarehouseError(problem);

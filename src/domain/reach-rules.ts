@@ -2,7 +2,9 @@
  * What a warehouse source may reach: the pure decision behind connectors/reach.ts. A source is
  * a tenant-supplied host; left unchecked, it turns the service into a proxy onto its own network
  * (its database, Redis, ClickHouse, anything on loopback). The operator decides:
- *   - WAREHOUSE_ALLOWED_HOSTS set (hosts, host:port or CIDR, comma-separated): only those;
+ *   - WAREHOUSE_ALLOWED_HOSTS set (hosts, host:port or CIDR, comma-separated): only those, and
+ *     the service's own endpoints only when listed by host or address, never through a range
+ *     (`10.0.0.0/8` meant for warehouses must not also hand tenants the system database);
  *   - unset: anything except loopback, link-local (cloud metadata lives there), unspecified
  *     addresses (0.0.0.0 connects to the local machine), Unix sockets, and the hosts of the
  *     service's own endpoints (database, Redis, event store — on any port: ClickHouse and others
@@ -105,12 +107,16 @@ function entryMatches(e: AllowEntry, t: ReachTarget): boolean {
 /** Why `target` may not be reached, in words an operator or data engineer acts on; undefined = allowed. */
 export function reachProblem(rules: ReachRules, target: ReachTarget): string | undefined {
   const where = target.host === target.address ? `${target.host}:${target.port}` : `${target.host}:${target.port} (${target.address})`;
-  if (rules.allowed) {
-    if (rules.allowed.some((e) => entryMatches(e, target))) return undefined;
-    return `host not allowed: ${where} is not in this server's WAREHOUSE_ALLOWED_HOSTS; ask the operator to add it`;
-  }
   const address = canonicalAddress(target.address);
   const own = rules.ownAddresses.find((o) => canonicalAddress(o.address) === address);
+  if (rules.allowed) {
+    const matches = rules.allowed.filter((e) => entryMatches(e, target));
+    if (matches.length === 0) return `host not allowed: ${where} is not in this server's WAREHOUSE_ALLOWED_HOSTS; ask the operator to add it`;
+    if (own && !matches.some((e) => e.kind === 'host')) {
+      return `host not allowed: ${where} is this service's own ${own.what}; a range in WAREHOUSE_ALLOWED_HOSTS does not admit it, only the host itself listed`;
+    }
+    return undefined;
+  }
   if (own) return `host not allowed: ${where} is this service's own ${own.what}, which a warehouse source may not reach`;
   if (isLocalAddress(address)) {
     return `host not allowed: ${where} is a loopback or link-local address, which warehouse sources may not reach (an operator can allow hosts with WAREHOUSE_ALLOWED_HOSTS)`;

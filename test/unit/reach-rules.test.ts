@@ -1,7 +1,7 @@
 /** The reach decision (src/domain/reach-rules.ts): allow lists, the default refusals, own endpoints. */
 import { describe, expect, it } from 'vitest';
 import { isLocalAddress, isSocketPath, parseAllowedHosts, reachProblem, type ReachRules } from '../../src/domain/reach-rules.js';
-import { ownEndpointHosts } from '../../connectors/reach.js';
+import { ownEndpointHosts, ReachGuard } from '../../connectors/reach.js';
 import { configFrom } from '../../config/index.js';
 
 const byDefault: ReachRules = { ownAddresses: [{ address: '10.0.0.5', what: 'database' }] };
@@ -33,6 +33,16 @@ describe('reach rules', () => {
     expect(() => parseAllowedHosts('host:99999')).toThrow(/host:port/);
   });
 
+  it("a range in WAREHOUSE_ALLOWED_HOSTS does not admit the service's own endpoints; listing the host itself does", () => {
+    const own = [{ address: '10.0.0.5', what: 'database' }];
+    const range: ReachRules = { allowed: parseAllowedHosts('10.0.0.0/8'), ownAddresses: own };
+    expect(reachProblem(range, target('warehouse.internal', '10.0.0.5'))).toMatch(/this service's own database; a range in WAREHOUSE_ALLOWED_HOSTS does not admit it/);
+    expect(reachProblem(range, target('warehouse.internal', '10.0.0.6'))).toBeUndefined();
+    for (const listed of ['10.0.0.0/8, 10.0.0.5', 'warehouse.internal', '10.0.0.5:5432']) {
+      expect(reachProblem({ allowed: parseAllowedHosts(listed), ownAddresses: own }, target('warehouse.internal', '10.0.0.5')), listed).toBeUndefined();
+    }
+  });
+
   it('a bad WAREHOUSE_ALLOWED_HOSTS stops the service at start with the entry named', () => {
     expect(() => configFrom({ WAREHOUSE_ALLOWED_HOSTS: 'db.example.com,10.0.0.0/99' })).toThrow(/WAREHOUSE_ALLOWED_HOSTS: "10\.0\.0\.0\/99" is not a CIDR range/);
     expect(configFrom({ WAREHOUSE_ALLOWED_HOSTS: 'db.example.com, 10.0.0.0/8' }).WAREHOUSE_ALLOWED_HOSTS).toBe('db.example.com, 10.0.0.0/8');
@@ -60,5 +70,13 @@ describe('reach rules', () => {
       { host: 'ch.internal', what: 'event store' },
     ]);
     expect(ownEndpointHosts({ WAREHOUSE_ALLOWED_HOSTS: '', DATABASE_URL: './data/analytics.sqlite' })).toEqual([]);
+  });
+
+  it('a guard with an allow-list still knows its own endpoints: a listed range does not reach the database', async () => {
+    const settings = (allowed: string) => ({ WAREHOUSE_ALLOWED_HOSTS: allowed, DATABASE_URL: 'postgres://app@127.0.0.7:5432/app' });
+    const ranged = new ReachGuard(settings('127.0.0.0/8'));
+    await expect(ranged.resolve('127.0.0.7', 5432)).rejects.toThrow(/own database; a range in WAREHOUSE_ALLOWED_HOSTS does not admit it/);
+    await expect(ranged.resolve('127.0.0.8', 5432)).resolves.toBe('127.0.0.8');
+    await expect(new ReachGuard(settings('127.0.0.0/8,127.0.0.7')).resolve('127.0.0.7', 5432)).resolves.toBe('127.0.0.7');
   });
 });
