@@ -3,6 +3,7 @@
  * repositories only: WAL and one writer for SQLite, a pool for Postgres.
  */
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import { SQLITE_CACHE_MB_DEFAULT, type Config } from '../../config/index.js';
@@ -38,7 +39,7 @@ export function createDb(config: Pick<Config, 'DATABASE_URL'> & Partial<Pick<Con
   const file = sqliteFileOf(url);
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   return knexFactory({
-    client: 'better-sqlite3',
+    client: ImmediateSqliteClient,
     connection: { filename: file },
     useNullAsDefault: true,
     // One connection: SQLite has one writer, and a single connection makes every write path
@@ -61,6 +62,24 @@ export function createDb(config: Pick<Config, 'DATABASE_URL'> & Partial<Pick<Con
       },
     },
   });
+}
+
+// knex's own client, to change how it opens a transaction (knex has no option for it).
+const BetterSqliteClient = createRequire(import.meta.url)('knex/lib/dialects/better-sqlite3/index.js') as typeof knexFactory.Client;
+
+/**
+ * SQLite transactions open with BEGIN IMMEDIATE: they take the write lock up front, waiting up to
+ * busy_timeout for it. knex's plain BEGIN is deferred, and a transaction that reads before it
+ * writes (a mirror batch reads its snapshot first, a partition locks its run) while another
+ * PROCESS writes the file fails at once with SQLITE_BUSY — SQLite never waits on a read lock's
+ * upgrade — so partitions on several workers burned their attempts on "database is locked".
+ */
+class ImmediateSqliteClient extends BetterSqliteClient {
+  override transaction(container: unknown, config: unknown, outerTx?: unknown): Knex.Transaction {
+    const trx = super.transaction(container, config, outerTx) as unknown as { begin: (conn: unknown) => Promise<unknown>; query: (conn: unknown, sql: string) => Promise<unknown> };
+    trx.begin = (conn) => trx.query(conn, 'BEGIN IMMEDIATE;');
+    return trx as unknown as Knex.Transaction;
+  }
 }
 
 export function dialect(db: DbOrTrx): Dialect {

@@ -85,7 +85,12 @@ export async function startPartition<R, C>(db: DbOrTrx, key: PartitionKey, worke
     .where({ ...where(key), attempts: current.attempts })
     .whereIn('status', ACTIVE)
     .update({ status: 'running', attempts: current.attempts + 1, worker, started_at: db.raw('COALESCE(started_at, ?)', [now]), error: null, updated_at: now });
-  return n > 0 ? { ...current, status: 'running', attempts: current.attempts + 1, worker } : undefined;
+  if (n === 0) return undefined;
+  // Read it again: a holder whose lock Redis lost may have committed a batch between our read and
+  // the update (same `attempts`, so not fenced yet). Its checkpoint and counts are what we resume
+  // from; the stale ones would re-read that batch and count it twice.
+  const taken = await findPartition<R, C>(db, key);
+  return taken && taken.attempts === current.attempts + 1 && taken.status === 'running' ? taken : undefined;
 }
 
 /** A committed batch of the partition (call in the batch's transaction); false when the lease is no longer `attempt`'s. */

@@ -1,0 +1,118 @@
+/**
+ * Redis loses every key of the deployment's prefix (the job, its lock, the flow, the queue's sets)
+ * in the middle of a mirror run carried by two worker PROCESSES. The worker holding the job keeps
+ * reading until its lock renewal fails, while the reconciler (in the workers) re-enqueues the run
+ * from SQL and the other worker may take it at once: two attempts race on one run and only the
+ * fenced one may commit. The run ends with the changes counted exactly once and the project equal
+ * to the table. Once unpartitioned and once as a flow of partitions (whose jobs the reconciler
+ * re-creates one by one, without their parent). Plain Redis (redis-cluster-restart.test.ts covers
+ * a lost Cluster master, where one is available).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { seedProject } from '../helpers/accounts.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { eventStoreOf } from '../helpers/events.js';
+import { deleteKeysUnder, until } from '../helpers/job-platform.js';
+import { serviceEnv, spawnBin, type Spawned } from '../helpers/spawn.js';
+import { fillEventsTable, sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
+import { createSourceAndImport, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
+
+const ROWS = 60_000;
+
+describe.each(dbKinds())('Redis loss mid mirror run, two worker processes, store on %s', (kind) => {
+  let t: TestDb;
+  let app: TestApp;
+  const procs: Spawned[] = [];
+  const sources: WarehouseSourceHandle[] = [];
+
+  beforeAll(async () => {
+    t = await createTestDb(kind);
+    app = await startTestApp(t.db);
+  });
+  // No worker outlives its test: the next test's jobs must go to the next test's workers.
+  afterEach(async () => {
+    await Promise.all(procs.splice(0).map((p) => p.kill('SIGKILL')));
+  });
+  afterAll(async () => {
+    for (const q of Object.values(app?.queues.queues ?? {})) await q.obliterate({ force: true });
+    await app?.close();
+    for (const s of sources) await s.cleanup();
+    await t?.destroy();
+  });
+
+  async function run(partitionRows: number) {
+    const src = await sqliteSourceFixture.create();
+    sources.push(src);
+    await fillEventsTable(src, ROWS);
+    const p = await seedProject(t.db);
+    const api: Api = { url: app.url, basic: p.basic, projectId: p.id };
+    const { importId } = await createSourceAndImport(api, src.sourceBody(), {
+      import_type: 'events',
+      table_params: { table: 'ev' },
+      sync_mode: 'mirror',
+      schedule: 'api_only',
+      event_column_name: 'event',
+      time_column_name: 'ts',
+      user_column_name: 'user_id',
+      insert_id_column_name: 'id',
+    });
+    const env = serviceEnv(t.url, app.config, {
+      // Small batches keep the run going well past the loss; a lost lock is noticed within JOB_LOCK_MS / 2.
+      WAREHOUSE_BATCH_SIZE: '1000',
+      WAREHOUSE_READER_THREAD: 'off',
+      SYNC_PARTITION_ROWS: String(partitionRows),
+      JOB_LOCK_MS: '2000',
+      RECONCILE_INTERVAL_SEC: '1',
+      WORKER_CONCURRENCY: '1',
+      LOG_LEVEL: 'warn',
+    });
+    for (let i = 0; i < 2; i++) procs.push(spawnBin('worker', env));
+
+    const baseline = await manualSync(api, importId);
+    const first = await waitForRun(api, importId, baseline.run_id, 60_000);
+    expect(first).toMatchObject({ status: 'SUCCEEDED', num_events_imported: ROWS });
+    // Two processes share a SQLite file: a batch waits for the write lock, it does not fail on it.
+    expect(first.log.join('\n')).not.toMatch(/database is locked/);
+
+    // In the warehouse: 1000 rows changed early in the read, 1000 deleted late, 500 added at the end.
+    await src.exec(`UPDATE ev SET url = 'changed' WHERE id BETWEEN 5000 AND 5999`);
+    await src.exec(`DELETE FROM ev WHERE id BETWEEN 50000 AND 50999`);
+    await src.exec(`INSERT INTO ev SELECT id + ${ROWS}, event, ts, user_id, url FROM ev WHERE id < 500`);
+
+    const { run_id } = await manualSync(api, importId);
+    const rowsRead = async () => Number((await t.db('sync_runs').where({ id: run_id }).first()).rows_read);
+    await until(async () => (await rowsRead()) >= 8000, 60_000, 20);
+    expect(await deleteKeysUnder(app.queues.redis)).toBeGreaterThan(0);
+    expect(await rowsRead()).toBeLessThan(ROWS - 500);
+
+    const done = await waitForRun(api, importId, run_id, 60_000);
+    expect(done).toMatchObject({ status: 'SUCCEEDED', rows_read: ROWS - 500, num_events_imported: 500, num_events_updated: 1000, num_events_deleted: 1000, rows_skipped: 0, error: null });
+    expect(done.log.join('\n')).not.toMatch(/database is locked/);
+
+    // The project equals the table: every id once, the changed rows changed, the deleted ones gone.
+    const seen = new Map<string, unknown>();
+    for await (const page of eventStoreOf(t.db).scan({ projectId: p.id, fromMs: 0, toMs: Date.UTC(2030, 0, 1), pageSize: 10_000 })) {
+      for (const e of page) {
+        expect(seen.has(e.insertId), `insert id ${e.insertId} once`).toBe(false);
+        seen.set(e.insertId, e.properties.url);
+      }
+    }
+    expect(seen.size).toBe(ROWS - 500);
+    expect([...seen.values()].filter((u) => u === 'changed').length).toBe(1000);
+    expect(seen.has('50500')).toBe(false);
+    expect(seen.has(String(ROWS + 499))).toBe(true);
+    return done;
+  }
+
+  it('unpartitioned: exactly 500 inserted / 1000 updated / 1000 deleted, and the project equals the table', async () => {
+    const done = await run(ROWS * 2);
+    expect(done.attempts).toBeGreaterThanOrEqual(2);
+  }, 120_000);
+
+  it('a flow of partitions: exactly 500 inserted / 1000 updated / 1000 deleted, and the project equals the table', async () => {
+    const done = await run(ROWS / 4);
+    expect(done.partitions.total).toBeGreaterThanOrEqual(4);
+    expect(done.partitions.done).toBe(done.partitions.total);
+  }, 120_000);
+});
