@@ -58,22 +58,25 @@ export async function runWarehouseSync(runId: string, ctx: JobContext): Promise<
     return 'cancelled';
   }
 
-  const attempt = run.attempts + 1;
-  const checkpoint: SyncCheckpoint = { ...run.checkpoint };
-  // The watermark a time_based run reads after is fixed at its first start, so every attempt reads the same rows.
-  if (!('after' in checkpoint)) checkpoint.after = imp.definition.sync_mode === 'time_based' ? imp.watermark : null;
-  const startLine =
-    checkpoint.offset > 0
-      ? `attempt ${attempt} (job ${ctx.jobId}): resuming after row ${checkpoint.offset}`
-      : `attempt ${attempt} (job ${ctx.jobId}): started, reading ${source.type} ${tableLabel(imp.definition)}` +
-        (checkpoint.after !== null && checkpoint.after !== undefined ? ` where ${imp.definition.insert_time_column_name} > ${JSON.stringify(checkpoint.after)}` : '');
-  const log = appendLog(run.log, [logLine(now, startLine)]);
-  if (!(await startAttempt(ctx.db, runId, attempt, { checkpoint, log, now, worker: workerId() }))) return 'already-finished';
+  let startLine = '';
+  const started = await startAttempt(ctx.db, runId, run.attempts, { now, worker: workerId() }, (current, attempt) => {
+    const checkpoint: SyncCheckpoint = { ...current.checkpoint };
+    // The watermark a time_based run reads after is fixed at its first start, so every attempt reads the same rows.
+    if (!('after' in checkpoint)) checkpoint.after = imp.definition.sync_mode === 'time_based' ? imp.watermark : null;
+    startLine =
+      checkpoint.offset > 0
+        ? `attempt ${attempt} (job ${ctx.jobId}): resuming after row ${checkpoint.offset}`
+        : `attempt ${attempt} (job ${ctx.jobId}): started, reading ${source.type} ${tableLabel(imp.definition)}` +
+          (checkpoint.after !== null && checkpoint.after !== undefined ? ` where ${imp.definition.insert_time_column_name} > ${JSON.stringify(checkpoint.after)}` : '');
+    return { checkpoint, log: appendLog(current.log, [logLine(now, startLine)]) };
+  });
+  if (!started) return 'already-finished';
+  const { attempt } = started;
   await ctx.logLine(startLine);
-  const state = new SyncState(run, checkpoint, log);
+  const state = new SyncState(started.run, started.checkpoint, started.log);
 
   try {
-    return await sync({ run, imp, source }, attempt, state, ctx);
+    return await sync({ run: started.run, imp, source }, attempt, state, ctx);
   } catch (err) {
     if (err instanceof Superseded) throw new RetryableError(`run ${runId} was taken over by a newer attempt or cancelled`);
     const message = errorMessage(err);

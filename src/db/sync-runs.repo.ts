@@ -3,7 +3,7 @@
  * enqueued; the worker writes status, counts, checkpoint and a bounded log to it. Two unique
  * indexes make triggering race-safe: one QUEUED/RUNNING run per import, one run per schedule slot.
  */
-import { parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
+import { dialect, parseJson, toJson, toNumber, type Db, type DbOrTrx } from './knex.js';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -176,30 +176,49 @@ export async function listActiveRuns(db: DbOrTrx): Promise<{ id: string; jobId: 
   }));
 }
 
+/** What an attempt starts with: the checkpoint it resumes from and the run's log with its first line. */
+export interface AttemptStart {
+  checkpoint: SyncCheckpoint;
+  log: string[];
+}
+
 /**
- * QUEUED (or RUNNING, when its worker died) → RUNNING as attempt `attempt` (= attempts + 1 as
- * read); false when the run is no longer active or another worker started an attempt meanwhile.
+ * QUEUED (or RUNNING, when its worker died) → RUNNING as attempt `seen + 1`, where `seen` is the
+ * attempts the caller read; undefined when the run is no longer active or another worker started
+ * an attempt since (that one carries the run; taking it over would only start a tug of war). The row is read and written in one transaction, locked (PostgreSQL `FOR
+ * UPDATE`; SQLite transactions take the write lock at BEGIN), and `start` builds the attempt's
+ * checkpoint and log from the row as it is then. Read before and written after, a batch that
+ * the attempt being fenced out committed in between (its Redis lock lost, the process still
+ * running) was rewound and read again, and its rows counted twice.
  */
 export async function startAttempt(
-  db: DbOrTrx,
+  db: Db,
   id: string,
-  attempt: number,
-  fields: { checkpoint: SyncCheckpoint; log: string[]; now: number; worker?: string },
-): Promise<boolean> {
-  const n = await db('sync_runs')
-    .where({ id, attempts: attempt - 1 })
-    .whereIn('status', ACTIVE_STATUSES)
-    .update({
-      status: 'RUNNING',
-      attempts: attempt,
-      started_at: db.raw('COALESCE(started_at, ?)', [fields.now]),
-      checkpoint: toJson(fields.checkpoint),
-      log: toJson(fields.log),
-      error: null,
-      updated_at: fields.now,
-      ...(fields.worker ? { worker: fields.worker } : {}),
-    });
-  return n > 0;
+  seen: number,
+  fields: { now: number; worker?: string },
+  start: (run: SyncRun, attempt: number) => AttemptStart,
+): Promise<(AttemptStart & { run: SyncRun; attempt: number }) | undefined> {
+  return db.transaction(async (trx) => {
+    const q = trx('sync_runs').where({ id });
+    const row = await (dialect(trx) === 'postgres' ? q.forUpdate() : q).first();
+    const run = row ? toRun(row) : undefined;
+    if (!run || run.attempts !== seen || !ACTIVE_STATUSES.includes(run.status)) return undefined;
+    const attempt = run.attempts + 1;
+    const begun = start(run, attempt);
+    await trx('sync_runs')
+      .where({ id })
+      .update({
+        status: 'RUNNING',
+        attempts: attempt,
+        started_at: trx.raw('COALESCE(started_at, ?)', [fields.now]),
+        checkpoint: toJson(begun.checkpoint),
+        log: toJson(begun.log),
+        error: null,
+        updated_at: fields.now,
+        ...(fields.worker ? { worker: fields.worker } : {}),
+      });
+    return { ...begun, run, attempt };
+  });
 }
 
 export interface Counts {

@@ -2,11 +2,13 @@
  * The sync handler's run lifecycle, called directly (as a worker would): shutdown mid-run keeps
  * the committed batches and resumes after them; a failing run never moves the time_based
  * watermark; a source that no longer matches the import fails the run with a clear error; a
- * newer attempt fences an older one out; a deleted import cancels its run.
+ * newer attempt fences an older one out, and starts from the run as it is when it takes over; a
+ * deleted import cancels its run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countEvents } from '../helpers/events.js';
-import { findRun } from '../../src/db/sync-runs.repo.js';
+import { findRun, startAttempt, type SyncRun } from '../../src/db/sync-runs.repo.js';
+import { toJson } from '../../src/db/knex.js';
 import { PermanentError, RetryableError } from '../../src/lib/errors.js';
 import { runWarehouseSync } from '../../jobs/warehouse-sync.handler.js';
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
@@ -169,5 +171,22 @@ describe.each(crossKinds(dbKinds()))('sync run lifecycle on %s, queues on %s', (
     const again = await manualSync(api, importId);
     expect((await call(api, 'DELETE', `/imports/${importId}`)).status).toBe(200);
     expect(await runWarehouseSync(again.run_id, jobContext(t.db, app.config, app.queues, { jobId: again.job_id }))).toBe('missing');
+  });
+
+  it('an attempt starts from the run as it is when it takes over, not as its worker first read it; a later start backs off', async () => {
+    await newProject();
+    const { importId } = await createSourceAndImport(api, src.sourceBody(), eventsImport('a'));
+    const { run_id } = await manualSync(api, importId);
+    const seen = (await findRun(t.db, run_id))!;
+    // The attempt about to be fenced out (its Redis lock lost, its process still running) commits a batch after that read.
+    await t.db('sync_runs')
+      .where({ id: run_id })
+      .update({ checkpoint: toJson({ ...seen.checkpoint, offset: 10 }), rows_read: 10, num_imported: 10 });
+    const asItIs = (run: SyncRun) => ({ checkpoint: run.checkpoint, log: run.log });
+    const started = await startAttempt(t.db, run_id, seen.attempts, { now: Date.now() }, asItIs);
+    expect(started).toMatchObject({ attempt: seen.attempts + 1, checkpoint: { offset: 10 }, run: { rowsRead: 10, numImported: 10 } });
+    expect((await findRun(t.db, run_id))!).toMatchObject({ status: 'RUNNING', attempts: seen.attempts + 1, checkpoint: { offset: 10 } });
+    // A second worker that read the run before that start does not take it over in turn.
+    expect(await startAttempt(t.db, run_id, seen.attempts, { now: Date.now() }, asItIs)).toBeUndefined();
   });
 });
