@@ -17,6 +17,7 @@ import { deleteKeysUnder, until } from '../helpers/job-platform.js';
 import { serviceEnv, spawnBin, type Spawned } from '../helpers/spawn.js';
 import { fillEventsTable, sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
 import { createSourceAndImport, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
+import { changeEvTable, EV_MIRROR_IMPORT, storedUrlsById } from '../helpers/mirror-table.js';
 
 const ROWS = 60_000;
 
@@ -47,16 +48,7 @@ describe.each(dbKinds())('Redis loss mid mirror run, two worker processes, store
     await fillEventsTable(src, ROWS);
     const p = await seedProject(t.db);
     const api: Api = { url: app.url, basic: p.basic, projectId: p.id };
-    const { importId } = await createSourceAndImport(api, src.sourceBody(), {
-      import_type: 'events',
-      table_params: { table: 'ev' },
-      sync_mode: 'mirror',
-      schedule: 'api_only',
-      event_column_name: 'event',
-      time_column_name: 'ts',
-      user_column_name: 'user_id',
-      insert_id_column_name: 'id',
-    });
+    const { importId } = await createSourceAndImport(api, src.sourceBody(), EV_MIRROR_IMPORT);
     const env = serviceEnv(t.url, app.config, {
       // Small batches keep the run going well past the loss; a lost lock is noticed within JOB_LOCK_MS / 2.
       WAREHOUSE_BATCH_SIZE: '1000',
@@ -76,9 +68,7 @@ describe.each(dbKinds())('Redis loss mid mirror run, two worker processes, store
     expect(first.log.join('\n')).not.toMatch(/database is locked/);
 
     // In the warehouse: 1000 rows changed early in the read, 1000 deleted late, 500 added at the end.
-    await src.exec(`UPDATE ev SET url = 'changed' WHERE id BETWEEN 5000 AND 5999`);
-    await src.exec(`DELETE FROM ev WHERE id BETWEEN 50000 AND 50999`);
-    await src.exec(`INSERT INTO ev SELECT id + ${ROWS}, event, ts, user_id, url FROM ev WHERE id < 500`);
+    await changeEvTable(src, ROWS, { updated: 5000, deleted: 50000 });
 
     const { run_id } = await manualSync(api, importId);
     const rowsRead = async () => Number((await t.db('sync_runs').where({ id: run_id }).first()).rows_read);
@@ -91,13 +81,7 @@ describe.each(dbKinds())('Redis loss mid mirror run, two worker processes, store
     expect(done.log.join('\n')).not.toMatch(/database is locked/);
 
     // The project equals the table: every id once, the changed rows changed, the deleted ones gone.
-    const seen = new Map<string, unknown>();
-    for await (const page of eventStoreOf(t.db).scan({ projectId: p.id, fromMs: 0, toMs: Date.UTC(2030, 0, 1), pageSize: 10_000 })) {
-      for (const e of page) {
-        expect(seen.has(e.insertId), `insert id ${e.insertId} once`).toBe(false);
-        seen.set(e.insertId, e.properties.url);
-      }
-    }
+    const seen = await storedUrlsById(eventStoreOf(t.db), p.id);
     expect(seen.size).toBe(ROWS - 500);
     expect([...seen.values()].filter((u) => u === 'changed').length).toBe(1000);
     expect(seen.has('50500')).toBe(false);

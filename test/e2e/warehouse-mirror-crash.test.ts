@@ -17,6 +17,7 @@ import { until } from '../helpers/job-platform.js';
 import { serviceEnv, spawnBin, type Spawned } from '../helpers/spawn.js';
 import { fillEventsTable, sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
 import { createSourceAndImport, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
+import { changeEvTable, EV_MIRROR_IMPORT, storedUrlsById } from '../helpers/mirror-table.js';
 
 const ROWS = 200_000;
 
@@ -59,16 +60,7 @@ describe.each(kinds)('worker killed mid mirror run, store on %s', (kind) => {
   it('resumes after kill -9: exactly 500 inserted / 1000 updated / 1000 deleted, and the project equals the table', async () => {
     const p = await seedProject(t.db);
     const api: Api = { url: app.url, basic: p.basic, projectId: p.id };
-    const { importId } = await createSourceAndImport(api, src.sourceBody(), {
-      import_type: 'events',
-      table_params: { table: 'ev' },
-      sync_mode: 'mirror',
-      schedule: 'api_only',
-      event_column_name: 'event',
-      time_column_name: 'ts',
-      user_column_name: 'user_id',
-      insert_id_column_name: 'id',
-    });
+    const { importId } = await createSourceAndImport(api, src.sourceBody(), EV_MIRROR_IMPORT);
     const env = serviceEnv(t.url, app.config, { ...storeEnv, JOB_LOCK_MS: '2000', SYNC_PARTITION_ROWS: String(ROWS * 2), RECONCILE_INTERVAL_SEC: '2', WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn' });
     const worker = () => {
       const w = spawnBin('worker', env);
@@ -81,9 +73,7 @@ describe.each(kinds)('worker killed mid mirror run, store on %s', (kind) => {
     expect(await waitForRun(api, importId, baseline.run_id, 120_000)).toMatchObject({ status: 'SUCCEEDED', num_events_imported: ROWS });
 
     // In the warehouse: 1000 rows changed early in the read, 1000 deleted late, 500 added at the end.
-    await src.exec(`UPDATE ev SET url = 'changed' WHERE id BETWEEN 50000 AND 50999`);
-    await src.exec(`DELETE FROM ev WHERE id BETWEEN 150000 AND 150999`);
-    await src.exec(`INSERT INTO ev SELECT id + ${ROWS}, event, ts, user_id, url FROM ev WHERE id < 500`);
+    await changeEvTable(src, ROWS, { updated: 50000, deleted: 150000 });
 
     const { run_id } = await manualSync(api, importId);
     const rowsRead = async () => Number((await t.db('sync_runs').where({ id: run_id }).first()).rows_read);
@@ -100,13 +90,7 @@ describe.each(kinds)('worker killed mid mirror run, store on %s', (kind) => {
     expect(done.attempts).toBeGreaterThanOrEqual(2);
 
     // The project equals the table: every id once, the changed rows changed, the deleted ones gone.
-    const seen = new Map<string, unknown>();
-    for await (const page of eventStoreOf(t.db).scan({ projectId: p.id, fromMs: 0, toMs: Date.UTC(2030, 0, 1), pageSize: 10_000 })) {
-      for (const e of page) {
-        expect(seen.has(e.insertId)).toBe(false);
-        seen.set(e.insertId, e.properties.url);
-      }
-    }
+    const seen = await storedUrlsById(eventStoreOf(t.db), p.id);
     expect(seen.size).toBe(ROWS - 500);
     expect([...seen.values()].filter((u) => u === 'changed').length).toBe(1000);
     expect(seen.has('150500')).toBe(false);
