@@ -40,8 +40,8 @@ export async function insertLookupTable(
 }
 
 /**
- * The (project, name) unique key refused a write: a concurrent create or rename took the name
- * between the caller's check and its write. Both drivers' codes (PostgreSQL, better-sqlite3).
+ * The (project, name) unique key refused a write: the name is taken in the project. Both
+ * drivers' codes (PostgreSQL, better-sqlite3).
  */
 export function isNameTaken(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
@@ -50,11 +50,6 @@ export function isNameTaken(err: unknown): boolean {
 
 export async function findLookupTable(db: DbOrTrx, id: number): Promise<LookupTable | undefined> {
   const row = await db('lookup_tables').where({ id }).first();
-  return row ? toTable(row) : undefined;
-}
-
-export async function findLookupTableByName(db: DbOrTrx, projectId: number, name: string): Promise<LookupTable | undefined> {
-  const row = await db('lookup_tables').where({ project_id: projectId, name }).first();
   return row ? toTable(row) : undefined;
 }
 

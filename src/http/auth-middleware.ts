@@ -8,6 +8,7 @@ import { findProjectById, roleIn, type Project } from '../db/accounts.repo.js';
 import type { DbOrTrx } from '../db/knex.js';
 import type { Role } from '../domain/roles.js';
 import { ValidationError } from '../lib/errors.js';
+import { positiveIdOf } from '../domain/row-id.js';
 
 export interface ProjectAccess {
   project: Project;
@@ -41,8 +42,8 @@ export async function accessTo(db: DbOrTrx, principal: Principal, projectId: num
 }
 
 export function parseProjectId(value: unknown): number {
-  const n = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0) throw new ValidationError(400, "'project_id' must be a positive integer");
+  const n = positiveIdOf(value);
+  if (n === undefined) throw new ValidationError(400, "'project_id' must be a positive integer");
   return n;
 }
 

@@ -12,10 +12,11 @@ import type { DbOrTrx } from '../db/knex.js';
 import type { ExperimentScope } from '../experiments/experiments.service.js';
 import { ValidationError } from '../lib/errors.js';
 import { accessTo, principalOf } from './auth-middleware.js';
+import { positiveIdOf } from '../domain/row-id.js';
 
 export function parseWorkspaceId(value: unknown): number {
-  const n = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0) throw new ValidationError(400, "'workspace_id' must be a positive integer");
+  const n = positiveIdOf(value);
+  if (n === undefined) throw new ValidationError(400, "'workspace_id' must be a positive integer");
   return n;
 }
 

@@ -8,7 +8,7 @@ import { connectorDefinition, createConnector, supportedTypes } from '../../conn
 import { WarehouseError, type WarehouseConnector } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
 import { deleteSource, findSource, insertSource, listSources, type WarehouseSource } from '../db/warehouse.repo.js';
-import { MAX_ROW_ID } from '../domain/row-id.js';
+import { rowIdOf } from '../domain/row-id.js';
 import { zodProblems } from '../domain/warehouse-import.js';
 import { NotFoundError, ValidationError } from '../lib/errors.js';
 import type { SecretBox } from '../lib/secrets.js';
@@ -105,8 +105,8 @@ export async function listProjectSources(db: Db, projectId: number): Promise<Pub
 }
 
 export function parseId(value: unknown, what: string): number {
-  const n = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0 || n > MAX_ROW_ID) throw new NotFoundError(`${what} ${JSON.stringify(String(value))} not found`);
+  const n = rowIdOf(value);
+  if (n === undefined) throw new NotFoundError(`${what} ${JSON.stringify(String(value))} not found`);
   return n;
 }
 

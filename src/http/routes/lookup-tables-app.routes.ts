@@ -16,7 +16,6 @@ import {
   countLookupRows,
   deleteLookupTable,
   findLookupTable,
-  findLookupTableByName,
   insertLookupTable,
   isNameTaken,
   listLookupTables,
@@ -39,8 +38,8 @@ const mappedProperty = z.string().min(1, 'must not be empty').max(255, 'must be 
 const createInput = z.strictObject({ name, mapped_property: mappedProperty.optional() });
 const patchInput = z.strictObject({ name: name.optional(), mapped_property: mappedProperty.optional() });
 
-// The check before a write answers the common case; a concurrent create or rename can still take
-// the name before the write, which the unique key then refuses (isNameTaken): the same 409.
+// The (project, name) unique key is the one check: a name taken before the write, or by a
+// concurrent create or rename meanwhile, is refused by it (isNameTaken), never a 500.
 const nameTaken = (name: string, projectId: number) => new ValidationError(409, `a lookup table named '${name}' already exists in project ${projectId}`);
 
 function describe(error: z.ZodError): string {
@@ -93,7 +92,6 @@ export function mountLookupTablesApp(app: Express, deps: AppDeps): void {
   router.post('/', writer, async (req, res) => {
     const p = project(res);
     const input = await bodyOf(req, createInput);
-    if (await findLookupTableByName(deps.db, p.id, input.name)) throw nameTaken(input.name, p.id);
     const table = await insertLookupTable(deps.db, { projectId: p.id, name: input.name, mappedProperty: input.mapped_property ?? null, now: Date.now() }).catch(
       (err: unknown) => {
         throw isNameTaken(err) ? nameTaken(input.name, p.id) : err;
@@ -115,9 +113,6 @@ export function mountLookupTablesApp(app: Express, deps: AppDeps): void {
     const p = project(res);
     const table = await tableOf(req, p.id);
     const input = await bodyOf(req, patchInput);
-    if (input.name !== undefined && input.name !== table.name && (await findLookupTableByName(deps.db, p.id, input.name))) {
-      throw nameTaken(input.name, p.id);
-    }
     const updated = await updateLookupTable(deps.db, table.id, { name: input.name, mappedProperty: input.mapped_property }).catch((err: unknown) => {
       throw isNameTaken(err) ? nameTaken(input.name!, p.id) : err;
     });

@@ -10,7 +10,7 @@
  */
 import express, { type Express } from 'express';
 import { findLookupTable, listLookupTables } from '../../db/lookup-tables.repo.js';
-import { MAX_ROW_ID } from '../../domain/row-id.js';
+import { rowIdOf } from '../../domain/row-id.js';
 import { replaceLookupTable } from '../../ingest/lookup-tables.ingest.js';
 import { NotFoundError } from '../../lib/errors.js';
 import { accessOf } from '../auth-middleware.js';
@@ -22,8 +22,8 @@ import { surface } from '../surface.js';
 
 /** A table id from the path; anything that is not one names no table. */
 export function lookupTableIdOf(value: unknown): number {
-  const n = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0 || n > MAX_ROW_ID) throw new NotFoundError(`lookup table '${String(value).slice(0, 40)}' not found`);
+  const n = rowIdOf(value);
+  if (n === undefined) throw new NotFoundError(`lookup table '${String(value).slice(0, 40)}' not found`);
   return n;
 }
 
