@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseExpression } from '../src/domain/where-expression.js';
 import { ClickHouseEventStore } from '../src/store/clickhouse/clickhouse-event.store.js';
 import { dropEventStore, migrateEventStore } from '../src/store/clickhouse/clickhouse-migrate.js';
-import { eventLine } from '../src/store/clickhouse/clickhouse-rows.js';
+import { eventsBodyOf, INSERT_COLUMNS } from '../src/store/clickhouse/clickhouse-rows.js';
 import { ClickHouseConnection } from '../src/store/clickhouse/clickhouse-connection.js';
 import { parseClickHouseUrl, withDatabase } from '../src/store/clickhouse/clickhouse-url.js';
 import type { EventStore, ReportQuery } from '../src/store/event-store.js';
@@ -91,10 +91,7 @@ async function load(o: OpenStore, args: ReportArgs): Promise<void> {
   for (let done = 0, seed = 1; done < args.n; done += CHUNK, seed++) {
     const rows = benchRows(Math.min(CHUNK, args.n - done), seed);
     if (bulk) {
-      await bulk.insertLines(
-        'events',
-        rows.event.map((_, i) => eventLine(rows, i, { projectId: o.projectId, source: 'import', now, ver: 1, isNew: true })),
-      );
+      await bulk.insertRowBinary('events', INSERT_COLUMNS, eventsBodyOf(rows, { projectId: o.projectId, source: 'import', now, ver: 1, isNew: true }).chunks);
     } else {
       for (let i = 0; i < rows.event.length; i += BATCH) await o.store.writeBatch({ projectId: o.projectId, source: 'import', rows: sliceRows(rows, i, i + BATCH), now });
     }

@@ -6,9 +6,9 @@
  *   connection createDb configures (WAL, synchronous=NORMAL);
  * - PostgreSQL: `COPY … FROM STDIN` straight into the events table (indexes and all), 20k rows a COPY,
  *   one COPY per core side by side;
- * - ClickHouse: `@clickhouse/client` inserts of the same rows as JSONEachRow text encoded before
+ * - ClickHouse: `@clickhouse/client` inserts of the same rows as RowBinary bytes encoded before
  *   the clock (handing it objects would encode them inside the timing), 20k a time, two per core
- *   side by side.
+ *   side by side. RowBinary costs the server less than JSONEachRow (docs/performance.md).
  * Rows are built before the clock starts: a floor times the store alone. Where the store takes
  * writes side by side, so does its floor (FLOOR_STREAMS): one COPY at a time leaves a core idle.
  */
@@ -20,13 +20,14 @@ import type Database from 'better-sqlite3';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { createClient } from '@clickhouse/client';
-import { eventLine } from '../src/store/clickhouse/clickhouse-rows.js';
+import { eventsBodyOf, INSERT_COLUMNS } from '../src/store/clickhouse/clickhouse-rows.js';
 import { parseClickHouseUrl } from '../src/store/clickhouse/clickhouse-url.js';
 import { emptyEventRows, type EventRows } from '../src/store/event-rows.js';
 import { openBenchStore } from './bench-store.js';
 import { scratchClickHouse } from './clickhouse-cases.js';
 import { generateEvents } from './ingest-data.js';
 import { runIsolated } from './isolated.js';
+import { storeServerCpu } from './store-server-cpu.js';
 
 export type StoreKind = 'sqlite' | 'postgres' | 'clickhouse';
 
@@ -44,6 +45,8 @@ export interface FloorResult {
   events: number;
   seconds: number;
   stored: number;
+  /** The store server's CPU seconds while the rows landed (PostgreSQL, ClickHouse; store-server-cpu.ts). */
+  storeCpuSeconds?: number;
 }
 
 /**
@@ -60,7 +63,7 @@ export const FLOOR_STREAMS: Record<StoreKind, number> = { sqlite: 1, postgres: C
 export const FLOOR_NAMES: Record<StoreKind, string> = {
   sqlite: 'prepared INSERT, 20k rows/tx',
   postgres: `COPY into the table, ${FLOOR_STREAMS.postgres} at once`,
-  clickhouse: `@clickhouse/client, JSONEachRow bytes encoded beforehand, 20k rows/insert, ${FLOOR_STREAMS.clickhouse} at once`,
+  clickhouse: `@clickhouse/client, RowBinary bytes encoded beforehand, 20k rows/insert, ${FLOOR_STREAMS.clickhouse} at once`,
 };
 
 /** Events per transaction / COPY / insert in every floor. */
@@ -83,11 +86,17 @@ export function benchRows(n: number, seed = 42, identity = false): EventRows {
 }
 
 /** A bench's floor run in its own process (peak RSS its own), checked that every row landed. */
-export async function measureFloor(kind: StoreKind, n: number, target: string, identity = false): Promise<{ rate: number; peakRssMb: number }> {
+export async function measureFloor(
+  kind: StoreKind,
+  n: number,
+  target: string,
+  identity = false,
+): Promise<{ rate: number; peakRssMb: number; storeCpuUsPerEvent?: number }> {
   const args: FloorArgs = { kind, n, target, identity };
   const { result, peakRssMb } = await runIsolated<FloorResult>(fileURLToPath(import.meta.url), 'storeFloor', args, { as: 'web' });
   if (result.stored !== n) throw new Error(`${kind} floor: stored ${result.stored} of ${n} events`);
-  return { rate: result.events / result.seconds, peakRssMb };
+  const storeCpuUsPerEvent = result.storeCpuSeconds === undefined ? undefined : (result.storeCpuSeconds * 1e6) / result.events;
+  return { rate: result.events / result.seconds, peakRssMb, storeCpuUsPerEvent };
 }
 
 export async function storeFloor(args: FloorArgs): Promise<FloorResult> {
@@ -172,14 +181,18 @@ async function landInRounds(
   streams: number,
   encode: (rows: EventRows) => Buffer,
   land: (body: Buffer, stream: number) => Promise<void>,
-): Promise<{ events: number; seconds: number }> {
+  serverCpu?: () => number,
+): Promise<{ events: number; seconds: number; storeCpuSeconds?: number }> {
   let events = 0;
   let seconds = 0;
+  let cpu = 0;
   const round: Buffer[] = [];
   const flush = async () => {
+    const cpu0 = serverCpu?.() ?? 0;
     const t0 = performance.now();
     await Promise.all(round.map((body, stream) => land(body, stream)));
     seconds += (performance.now() - t0) / 1000;
+    cpu += (serverCpu?.() ?? 0) - cpu0;
     round.length = 0;
   };
   for (const rows of chunks) {
@@ -188,7 +201,7 @@ async function landInRounds(
     if (round.length === streams) await flush();
   }
   if (round.length > 0) await flush();
-  return { events, seconds };
+  return { events, seconds, ...(serverCpu ? { storeCpuSeconds: cpu } : {}) };
 }
 
 async function postgresFloor(serverUrl: string, chunks: () => Iterable<EventRows>, source: string): Promise<FloorResult> {
@@ -201,13 +214,17 @@ async function postgresFloor(serverUrl: string, chunks: () => Iterable<EventRows
     for (let i = 0; i < rows.event.length; i++) text += `${tuple(rows, i, o.projectId, source, now).map(copyField).join('\t')}\n`;
     return Buffer.from(text);
   };
-  const { events, seconds } = await landInRounds(chunks(), clients.length, encode, (body, stream) =>
-    pipeline(Readable.from([body]), clients[stream]!.query(copyFrom(`COPY events (${COLUMNS.join(', ')}) FROM STDIN`))),
+  const landed = await landInRounds(
+    chunks(),
+    clients.length,
+    encode,
+    (body, stream) => pipeline(Readable.from([body]), clients[stream]!.query(copyFrom(`COPY events (${COLUMNS.join(', ')}) FROM STDIN`))),
+    storeServerCpu('postgres', serverUrl),
   );
   const stored = Number((await clients[0]!.query('SELECT count(*) AS n FROM events')).rows[0].n);
   await Promise.all(clients.map((c) => c.end()));
   await o.close();
-  return { events, seconds, stored };
+  return { ...landed, stored };
 }
 
 async function clickhouseFloor(serverUrl: string, chunks: () => Iterable<EventRows>, source: string): Promise<FloorResult> {
@@ -217,21 +234,16 @@ async function clickhouseFloor(serverUrl: string, chunks: () => Iterable<EventRo
   const client = createClient({ url: target.url, username: target.username, password: target.password, database: target.database, max_open_connections: streams });
   try {
     const now = Date.now();
-    // The finished JSONEachRow body, built and encoded to bytes before the clock: faster than
-    // handing the client objects (which it would encode on this thread while the clock runs),
-    // and than a string, which the request measures and encodes inside the clock.
-    const encode = (rows: EventRows) => {
-      let text = '';
-      for (let i = 0; i < rows.event.length; i++) text += eventLine(rows, i, { projectId: 1, source, now, ver: 1, isNew: true });
-      return Buffer.from(text);
-    };
-    const { events, seconds } = await landInRounds(chunks(), streams, encode, async (body) => {
-      const result = await client.exec({ query: 'INSERT INTO events FORMAT JSONEachRow', values: Readable.from([body]) });
+    // The finished body, encoded before the clock: handing the client objects would encode them
+    // on this thread while the clock runs.
+    const encode = (rows: EventRows) => Buffer.concat(eventsBodyOf(rows, { projectId: 1, source, now, ver: 1, isNew: true }).chunks.chunks());
+    const landed = await landInRounds(chunks(), streams, encode, async (body) => {
+      const result = await client.exec({ query: `INSERT INTO events (${INSERT_COLUMNS.join(', ')}) FORMAT RowBinary`, values: Readable.from([body]) });
       await pipeline(result.stream, new Writable({ write: (_c, _e, done) => done() }));
-    });
+    }, storeServerCpu('clickhouse', serverUrl));
     const res = await client.query({ query: 'SELECT count() AS n FROM events', format: 'JSONEachRow' });
     const stored = Number(((await res.json()) as { n: string }[])[0]!.n);
-    return { events, seconds, stored };
+    return { ...landed, stored };
   } finally {
     await client.close();
     await scratch.drop();

@@ -14,6 +14,7 @@ import { openBenchStore, type BenchStore } from './bench-store.js';
 import { runClientProcess } from './client-process.js';
 import type { StoreKind } from './floors.js';
 import { startService } from './service-process.js';
+import { storeServerCpu } from './store-server-cpu.js';
 
 export const BATCH = 2000;
 
@@ -41,6 +42,8 @@ export interface ServiceResult {
   stored: number;
   /** CPU time of the whole service process tree per event, µs. */
   serverCpuUsPerEvent: number;
+  /** The store server's CPU per event, µs (PostgreSQL, ClickHouse), where /proc shows it. */
+  storeCpuUsPerEvent?: number;
   /** CPU time of the service's main thread (the SQLite writer, HTTP) per event, µs; the rest is its workers' and V8's. */
   mainThreadCpuUsPerEvent: number;
   serverPeakRssMb: number;
@@ -81,8 +84,11 @@ export async function serviceImport(args: ServiceArgs): Promise<ServiceResult> {
   let outcome: ClientOutcome;
   let cpu: number;
   let mainCpu: number;
+  let storeCpu: number | undefined;
   let peakRssMb: number;
+  const storeServer = args.kind === 'sqlite' ? undefined : storeServerCpu(args.kind, args.kind === 'postgres' ? args.pgUrl! : args.clickhouseUrl!);
   try {
+    const store0 = storeServer?.();
     const cpu0 = service.cpuSeconds();
     const main0 = service.mainThreadCpuSeconds();
     const from = process.hrtime.bigint() / 1000n;
@@ -97,6 +103,7 @@ export async function serviceImport(args: ServiceArgs): Promise<ServiceResult> {
     });
     cpu = service.cpuSeconds() - cpu0;
     mainCpu = service.mainThreadCpuSeconds() - main0;
+    if (storeServer) storeCpu = storeServer() - store0!;
     // The load's window on the monotonic clock V8's profiles use (profile-summary.ts filters by it).
     if (process.env.BENCH_CPU_PROF_DIR) process.stderr.write(`[bench] profile window (µs): ${from} ${process.hrtime.bigint() / 1000n}\n`);
     peakRssMb = service.peakRssMb();
@@ -109,5 +116,5 @@ export async function serviceImport(args: ServiceArgs): Promise<ServiceResult> {
   if (eventStoreUrl) await dropEventStore({ EVENT_STORE_URL: eventStoreUrl });
   await accounts.close();
   if (outcome.failures > 0) throw new Error(`${outcome.failures} /import requests failed: ${outcome.firstError}`);
-  return { events: args.n, seconds: outcome.seconds, stored, serverCpuUsPerEvent: (cpu * 1e6) / args.n, mainThreadCpuUsPerEvent: (mainCpu * 1e6) / args.n, serverPeakRssMb: peakRssMb };
+  return { events: args.n, seconds: outcome.seconds, stored, serverCpuUsPerEvent: (cpu * 1e6) / args.n, mainThreadCpuUsPerEvent: (mainCpu * 1e6) / args.n, serverPeakRssMb: peakRssMb, ...(storeCpu === undefined ? {} : { storeCpuUsPerEvent: (storeCpu * 1e6) / args.n }) };
 }

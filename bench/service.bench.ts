@@ -31,12 +31,19 @@ export function floorTarget(ctx: BenchContext, kind: StoreKind, tag: string): st
   return kind === 'postgres' ? ctx.pgUrl! : ctx.clickhouseUrl!;
 }
 
+/** "<store> cpu X µs/event; " where the store server's CPU was read, else nothing. */
+function storeCpuNote(kind: StoreKind, cpus: number[]): string {
+  return cpus.length > 0 ? `${kind} cpu ${median(cpus).toFixed(1)} µs/event; ` : '';
+}
+
 async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats: number): Promise<BenchRow[]> {
   const rates: number[] = [];
   const floors: number[] = [];
   const ratios: number[] = [];
   const cpus: number[] = [];
   const mainCpus: number[] = [];
+  const storeCpus: number[] = [];
+  const floorStoreCpus: number[] = [];
   const rss: number[] = [];
   for (let r = 0; r < repeats; r++) {
     ctx.log(`service ${kind}: run ${r + 1}/${repeats}: floor (${n.toLocaleString('en-US')} events)`);
@@ -51,13 +58,21 @@ async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats:
     ratios.push(rate / floor.rate);
     cpus.push(res.serverCpuUsPerEvent);
     mainCpus.push(res.mainThreadCpuUsPerEvent);
+    if (res.storeCpuUsPerEvent !== undefined) storeCpus.push(res.storeCpuUsPerEvent);
+    if (floor.storeCpuUsPerEvent !== undefined) floorStoreCpus.push(floor.storeCpuUsPerEvent);
     rss.push(res.serverPeakRssMb);
     ctx.log(`service ${kind}: ${Math.round(rate)} events/s vs floor ${Math.round(floor.rate)} (${(rate / floor.rate).toFixed(2)})`);
   }
   const section = `service ${kind}`;
   const spread = `ratios ${ratios.map((x) => x.toFixed(2)).join(' ')}`;
   return [
-    { section, name: `floor (${FLOOR_NAMES[kind]})`, unit: 'events/s', value: median(floors), note: `${n} events, median of ${repeats}; ${machineNote()}` },
+    {
+      section,
+      name: `floor (${FLOOR_NAMES[kind]})`,
+      unit: 'events/s',
+      value: median(floors),
+      note: `${n} events, median of ${repeats}; ${storeCpuNote(kind, floorStoreCpus)}${machineNote()}`,
+    },
     {
       section,
       name: 'POST /import from outside, npm start, 4 clients',
@@ -65,7 +80,7 @@ async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats:
       value: median(rates),
       ratio: `${median(ratios).toFixed(2)} of floor`,
       peakRssMb: Math.max(...rss),
-      note: `${spread}; server cpu ${median(cpus).toFixed(1)} µs/event (main thread ${median(mainCpus).toFixed(1)})`,
+      note: `${spread}; server cpu ${median(cpus).toFixed(1)} µs/event (main thread ${median(mainCpus).toFixed(1)})${storeCpus.length ? `; ${storeCpuNote(kind, storeCpus).slice(0, -2)}` : ''}`,
     },
   ];
 }

@@ -11,3 +11,23 @@ export function canonicalJson(value: unknown): string {
   }
   return `{${parts.join(',')}}`;
 }
+
+/**
+ * Whether JSON.stringify already gives canonicalJson's text: an array of primitives, or an
+ * object of primitives whose keys are in order. Most property values are, and the check is
+ * cheaper than a second serialisation.
+ */
+export function isCanonicalAsIs(value: object): boolean {
+  if (Array.isArray(value)) return value.every(isPrimitive);
+  let last: string | undefined;
+  for (const k of Object.keys(value)) {
+    if (last !== undefined && k < last) return false;
+    if (!isPrimitive((value as Record<string, unknown>)[k])) return false;
+    last = k;
+  }
+  return true;
+}
+
+function isPrimitive(v: unknown): boolean {
+  return v === null || typeof v !== 'object';
+}

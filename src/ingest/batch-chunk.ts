@@ -134,5 +134,5 @@ export function rejectedSamples(parsed: ParsedChunk, rejected: readonly { index:
 export function prepareEventChunk({ raw, validate, encoding }: EventChunkInput): PreparedEventChunk {
   const parsed = parseChunk(raw, 'events');
   const { events, rejected } = validateEvents(parsed.records, validate);
-  return { from: raw.from, units: raw.units, rows: toEventRows(events, encoding && ROW_ENCODERS[encoding]), rejected: rejectedSamples(parsed, rejected) };
+  return { from: raw.from, units: raw.units, rows: toEventRows(events, encoding && ROW_ENCODERS[encoding]()), rejected: rejectedSamples(parsed, rejected) };
 }

@@ -51,5 +51,5 @@ export function prepareEventBatch(input: PrepareInput): PreparedBatch {
   const text = bytes.toString('utf8');
   const records = input.ndjson ? parseNdjsonRecords(text, input.maxRecords) : parseJsonRecords(text, input.maxRecords);
   const { events, rejected } = validateEvents(records, input.validate);
-  return { received: records.length, rows: toEventRows(events, input.encoding && ROW_ENCODERS[input.encoding]), rejected };
+  return { received: records.length, rows: toEventRows(events, input.encoding && ROW_ENCODERS[input.encoding]()), rejected };
 }

@@ -28,11 +28,14 @@ export interface EventRows {
    * objects — on the /import worker — so the writer's thread only frames it. Absent: the store
    * derives it from the columns above.
    */
-  encoded?: string[];
+  encoded?: Uint8Array[];
 }
 
-/** A store's encoding of one event (e.g. ClickHouse's JSONEachRow fields, see clickhouse-rows.ts). */
-export type RowEncoder = (event: NormalizedEvent, propertiesText: string) => string;
+/**
+ * A store's encoding of one event (e.g. ClickHouse's RowBinary fields, see clickhouse-rows.ts).
+ * One encoder per batch: the bytes it returns may share its buffers.
+ */
+export type RowEncoder = (event: NormalizedEvent, propertiesText: string) => Uint8Array;
 
 export function emptyEventRows(): EventRows {
   return { event: [], distinctId: [], time: [], insertId: [], properties: [], deviceId: [], links: [] };

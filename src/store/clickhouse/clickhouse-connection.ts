@@ -124,25 +124,18 @@ export class ClickHouseConnection {
   }
 
   /**
-   * One INSERT of a JSONEachRow body already encoded: the same request as `insert`, without the
-   * client encoding objects on this thread. Its chunks are released for reuse once the server
-   * has answered (only then has it read them all).
+   * One INSERT of a RowBinary body already encoded (`columns` in the order of its fields): like
+   * `insert`, without the client encoding objects on this thread. Its chunks are released for
+   * reuse once the server has answered (only then has it read them all).
    */
-  async insertBody(table: string, body: Utf8Chunks): Promise<void> {
+  async insertRowBinary(table: string, columns: readonly string[], body: Utf8Chunks): Promise<void> {
     if (body.byteLength === 0) return;
     await this.run('insert', async (c) => {
-      const result = await c.exec({ query: `INSERT INTO ${table} FORMAT JSONEachRow`, values: Readable.from(body.chunks()) });
+      const result = await c.exec({ query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT RowBinary`, values: Readable.from(body.chunks()) });
       // The answer arrives once the rows are written; drain it so the socket goes back to the pool.
       await pipeline(result.stream, new Writable({ write: (_chunk, _enc, done) => done() }));
     });
     body.release();
-  }
-
-  /** `insertBody` of lines that are strings already (each ending in a newline). */
-  async insertLines(table: string, lines: readonly string[]): Promise<void> {
-    const body = new Utf8Chunks();
-    for (const line of lines) body.write(line);
-    await this.insertBody(table, body);
   }
 
   /** The server's version, e.g. `18.16.1`. */

@@ -29,7 +29,6 @@ import type {
 import { deviceOfDistinctId } from '../../domain/identity.js';
 import { GroupCommit } from '../../lib/group-commit.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
-import { Utf8Chunks } from '../../lib/utf8-chunks.js';
 import { KnownLinks } from '../known-links.js';
 import { ClickHouseConnection } from './clickhouse-connection.js';
 import { migrateEventStore, type EventStoreSchemaConfig } from './clickhouse-migrate.js';
@@ -46,7 +45,7 @@ import {
   type ReportPlan,
   type ScanCursor,
 } from './clickhouse-reads.js';
-import { deleteMarker, keyOfRow, rowHead, keyString, VersionClock, writeEventLine, type EventKey } from './clickhouse-rows.js';
+import { EventsBody, INSERT_COLUMNS, keyOfRow, rowHead, keyString, VersionClock, type EventKey } from './clickhouse-rows.js';
 import { int, list, str } from './clickhouse-sql.js';
 import { parseClickHouseUrl } from './clickhouse-url.js';
 
@@ -218,6 +217,10 @@ export class ClickHouseEventStore implements EventStore {
     );
   }
 
+  private insertEvents(body: EventsBody): Promise<void> {
+    return this.conn.insertRowBinary('events', INSERT_COLUMNS, body.chunks);
+  }
+
   /**
    * Batches that arrive while another write of the project runs are committed together with one
    * lookup and one INSERT (group commit): many small /track calls become one insert, and each
@@ -239,12 +242,12 @@ export class ClickHouseEventStore implements EventStore {
     projectId: number,
     links: readonly IdentityLink[],
     lookup: () => Promise<T>,
-    build: (found: T) => { body: Utf8Chunks; result: R },
+    build: (found: T) => { body: EventsBody; result: R },
   ): Promise<R> {
     const unknown = this.knownLinks.unknown(projectId, links);
     const [found, fresh] = await Promise.all([lookup(), this.newLinks(projectId, unknown)]);
     const { body, result } = build(found);
-    await Promise.all([this.conn.insertBody('events', body), this.insertLinks(projectId, fresh)]);
+    await Promise.all([this.insertEvents(body), this.insertLinks(projectId, fresh)]);
     this.knownLinks.committed(projectId, unknown);
     return result;
   }
@@ -264,7 +267,7 @@ export class ClickHouseEventStore implements EventStore {
           const live = new Set<string>();
           for (const r of liveRows) live.add(keyString(rowKey(r)));
           const ver = this.clock.take();
-          const body = new Utf8Chunks();
+          const body = new EventsBody();
           // Earlier batches first: a key repeated later (in the same or a later batch) is a duplicate.
           const counts = batches.map(({ rows, source, now }) => {
             const head = rowHead({ projectId, source, now, ver, isNew: true });
@@ -273,7 +276,7 @@ export class ClickHouseEventStore implements EventStore {
               const k = keyString(keyOfRow(rows, i));
               if (live.has(k)) continue;
               live.add(k);
-              writeEventLine(body, head, rows, i);
+              body.event(head, rows, i);
               fresh++;
             }
             return fresh;
@@ -303,13 +306,13 @@ export class ClickHouseEventStore implements EventStore {
           for (let i = 0; i < rows.insertId.length; i++) last.set(rows.insertId[i]!, i);
           const ver = this.clock.take();
           // One INSERT: the replacements and the markers of the keys they replace land together.
-          const body = new Utf8Chunks();
+          const body = new EventsBody();
           const result = { updated: 0, inserted: 0 };
           for (const [insertId, i] of last) {
             const old = byInsertId.get(insertId) ?? [];
             const key = keyString(keyOfRow(rows, i));
-            for (const k of old) if (keyString(k) !== key) body.write(deleteMarker(projectId, k, ver, batch.now));
-            writeEventLine(body, rowHead({ projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }), rows, i);
+            for (const k of old) if (keyString(k) !== key) body.deleteMarker(projectId, k, ver, batch.now);
+            body.event(rowHead({ projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }), rows, i);
             if (old.length === 0) result.inserted++;
             else result.updated++;
           }
@@ -325,10 +328,9 @@ export class ClickHouseEventStore implements EventStore {
       const stored = await this.liveKeys(projectId, insertIds);
       const ver = this.clock.take();
       const now = Date.now();
-      await this.conn.insertLines(
-        'events',
-        stored.map((r) => deleteMarker(projectId, rowKey(r), ver, now)),
-      );
+      const body = new EventsBody();
+      for (const r of stored) body.deleteMarker(projectId, rowKey(r), ver, now);
+      await this.insertEvents(body);
       return new Set(stored.map((r) => r.insert_id)).size;
     });
   }

@@ -1,10 +1,11 @@
 /**
- * Stored rows of the ClickHouse `events` table, built from the store's EventRows, and the
- * write versions that order them. Pure except for the version clock.
+ * Stored rows of the ClickHouse `events` table as RowBinary, built from the store's EventRows,
+ * and the write versions that order them. Pure except for the version clock.
  */
-import type { Utf8Chunks } from '../../lib/utf8-chunks.js';
+import { Utf8Chunks } from '../../lib/utf8-chunks.js';
 import type { EventRows, RowEncoder } from '../event-rows.js';
-import { propertyColumns } from './clickhouse-properties.js';
+import { writePropertyColumns } from './clickhouse-properties.js';
+import { RowBinaryWriter } from './row-binary-writer.js';
 
 export interface EventKey {
   event: string;
@@ -47,13 +48,17 @@ export interface RowMeta {
   isNew: boolean;
 }
 
-/**
- * The JSONEachRow fields of one event that depend on the event alone, from `"event"` to the
- * closing brace (typed property arrays included). Built once per event, where the properties are
- * objects: the /import worker passes it in EventRows.encoded (the RowEncoder below); other write
- * paths get it from eventFieldsOf.
- */
-export function eventFieldsJson(
+/** The columns one write stamps on every row (rowHead), then those of the event itself (eventFields). */
+const HEAD_COLUMNS = ['project_id', 'ver', 'seq', 'is_deleted', 'is_new', 'source', 'ingested_at'];
+const EVENT_COLUMNS = ['event', 'distinct_id', 'time', 'insert_id', 'device_id', 'properties'];
+const PROPERTY_COLUMNS = ['prop_keys', 'prop_types', 'prop_nums', 'prop_strs', 'prop_canon', 'prop_elem_types', 'prop_elem_nums', 'prop_elem_strs', 'prop_elem_canon'];
+
+/** The column list of every `events` INSERT, in the order the bytes below are written. */
+export const INSERT_COLUMNS: readonly string[] = [...HEAD_COLUMNS, ...EVENT_COLUMNS, ...PROPERTY_COLUMNS];
+
+/** The RowBinary fields of one event that depend on the event alone, from `event` to `prop_elem_canon`. */
+export function writeEventFields(
+  w: RowBinaryWriter,
   event: string,
   distinctId: string,
   time: number,
@@ -61,62 +66,83 @@ export function eventFieldsJson(
   deviceId: string | null | undefined,
   propertiesText: string,
   properties: Readonly<Record<string, unknown>>,
-): string {
-  const columns = JSON.stringify(propertyColumns(properties));
-  return (
-    `"event":${JSON.stringify(event)},"distinct_id":${JSON.stringify(distinctId)},"time":${time},"insert_id":${JSON.stringify(insertId)},` +
-    `"device_id":${JSON.stringify(deviceId ?? '')},"properties":${JSON.stringify(propertiesText)},${columns.slice(1)}`
-  );
+): void {
+  w.string(event);
+  w.string(distinctId);
+  w.i64(time);
+  w.string(insertId);
+  w.string(deviceId ?? '');
+  w.string(propertiesText);
+  writePropertyColumns(w, properties);
 }
 
-export const encodeClickHouseRow: RowEncoder = (e, propertiesText) =>
-  eventFieldsJson(e.event, e.distinctId, e.time, e.insertId, e.deviceId, propertiesText, e.properties);
+/**
+ * The encoder the /import worker fills EventRows.encoded with, where the properties are still
+ * objects (one per batch: its rows share the writer's chunks). Other write paths get the same
+ * bytes from eventFieldsOf.
+ */
+export function clickHouseRowEncoder(): RowEncoder {
+  const w = new RowBinaryWriter();
+  return (e, propertiesText) => {
+    writeEventFields(w, e.event, e.distinctId, e.time, e.insertId, e.deviceId, propertiesText, e.properties);
+    return w.endRow();
+  };
+}
 
-/** Row `i`'s event fields: pre-encoded when the rows carry them, else derived from its columns. */
-export function eventFieldsOf(rows: EventRows, i: number): string {
+/** Row `i`'s event fields: pre-encoded when the rows carry them, else derived from its columns into `w`. */
+export function eventFieldsOf(rows: EventRows, i: number, w: RowBinaryWriter): Uint8Array {
   const done = rows.encoded?.[i];
   if (done !== undefined) return done;
   const text = rows.properties[i]!;
-  return eventFieldsJson(rows.event[i]!, rows.distinctId[i]!, rows.time[i]!, rows.insertId[i]!, rows.deviceId?.[i], text, JSON.parse(text) as Record<string, unknown>);
+  writeEventFields(w, rows.event[i]!, rows.distinctId[i]!, rows.time[i]!, rows.insertId[i]!, rows.deviceId?.[i], text, JSON.parse(text) as Record<string, unknown>);
+  return w.endRow();
 }
 
-/** The fields one write stamps on every row it inserts, from `{` to the comma before `"event"`. */
-export function rowHead(meta: RowMeta): string {
-  return (
-    `{"project_id":${meta.projectId},"ver":${meta.ver},"seq":${meta.ver},"is_deleted":0,"is_new":${meta.isNew ? 1 : 0},` +
-    `"source":${JSON.stringify(meta.source)},"ingested_at":${meta.now},`
-  );
+function writeHead(w: RowBinaryWriter, meta: RowMeta, isDeleted: 0 | 1): void {
+  w.u64(meta.projectId);
+  w.u64(meta.ver);
+  w.u64(meta.ver);
+  w.u8(isDeleted);
+  w.u8(meta.isNew ? 1 : 0);
+  w.string(meta.source);
+  w.i64(meta.now);
 }
 
-const NEWLINE = 10;
-
-/** Appends row `i` as a JSONEachRow line stamped with `head` (rowHead) to an INSERT body, without building the line. */
-export function writeEventLine(body: Utf8Chunks, head: string, rows: EventRows, i: number): void {
-  body.write(head);
-  body.write(eventFieldsOf(rows, i), NEWLINE);
+/** The fields one write stamps on every row it inserts, from `project_id` to `ingested_at`. */
+export function rowHead(meta: RowMeta, w = new RowBinaryWriter(64)): Uint8Array {
+  writeHead(w, meta, 0);
+  return w.endRow();
 }
 
-/** One `events` row as a JSONEachRow line. */
-export function eventLine(rows: EventRows, i: number, meta: RowMeta): string {
-  return `${rowHead(meta)}${eventFieldsOf(rows, i)}\n`;
+/**
+ * The INSERT body of one write: rows framed by their head, encoded on demand for rows that
+ * arrive without their bytes.
+ */
+export class EventsBody {
+  readonly chunks = new Utf8Chunks();
+  private readonly scratch = new RowBinaryWriter(64 * 1024);
+
+  /** Appends row `i` stamped with `head` (rowHead). */
+  event(head: Uint8Array, rows: EventRows, i: number): void {
+    this.chunks.bytes(head);
+    this.chunks.bytes(eventFieldsOf(rows, i, this.scratch));
+    this.scratch.rewind();
+  }
+
+  /** A delete marker for a stored key: newest version, no properties, filtered out by every read. */
+  deleteMarker(projectId: number, key: EventKey, ver: number, now: number): void {
+    const w = this.scratch;
+    writeHead(w, { projectId, ver, now, source: '', isNew: false }, 1);
+    writeEventFields(w, key.event, key.distinctId, key.time, key.insertId, '', '{}', {});
+    this.chunks.bytes(w.endRow());
+    w.rewind();
+  }
 }
 
-/** A delete marker for a stored key (a JSONEachRow line): newest version, no properties, filtered out by every read. */
-export function deleteMarker(projectId: number, key: EventKey, ver: number, now: number): string {
-  const marker = {
-    project_id: projectId,
-    event: key.event,
-    distinct_id: key.distinctId,
-    time: key.time,
-    insert_id: key.insertId,
-    device_id: '',
-    ver,
-    is_deleted: 1,
-    is_new: 0,
-    seq: ver,
-    source: '',
-    ingested_at: now,
-    properties: '{}',
-  };
-  return `${JSON.stringify(marker)}\n`;
+/** All of `rows` stamped with one head (`meta`): the body of a bulk load. */
+export function eventsBodyOf(rows: EventRows, meta: RowMeta): EventsBody {
+  const body = new EventsBody();
+  const head = rowHead(meta);
+  for (let i = 0; i < rows.event.length; i++) body.event(head, rows, i);
+  return body;
 }
