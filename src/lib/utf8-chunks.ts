@@ -1,9 +1,9 @@
 /**
  * A request body (a ClickHouse INSERT, a PostgreSQL COPY): text written as UTF-8, or bytes,
- * straight into chunks of about 1 MB, piece by piece. The alternative, strings joined from per-row template
- * strings, makes ropes that the socket write flattens, measures and encodes again: in a profile
- * of `POST /import` into ClickHouse the web thread spent ~8 µs per event in `Buffer.byteLength`
- * of such chunks alone (docs/performance.md, ninth session).
+ * straight into chunks of about 1 MB, piece by piece. The alternative, strings joined from
+ * per-row template strings, makes ropes that the socket write flattens, measures and encodes
+ * again: in a profile of `POST /import` into ClickHouse the web thread spent ~8 µs per event
+ * in `Buffer.byteLength` of such chunks alone (docs/performance.md, ninth session).
  *
  * Chunks are reused once the statement that sent them has been answered (the server has then
  * read every byte). A fresh megabyte per chunk is memory outside V8's heap, and allocating that
