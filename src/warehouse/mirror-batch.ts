@@ -11,6 +11,7 @@
  * committed batch or chunk and converges; a failed run leaves project and snapshot in step, and
  * the next run's diff is still exact.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Row } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
 import { loadMirrorRows, markMirrorRows, removeMirrorRows, unseenMirrorKeys } from '../db/mirror-rows.repo.js';
@@ -158,6 +159,9 @@ export async function sweepVanished(
     const keys = await unseenMirrorKeys(mc.db, mc.importId, mc.runId, SWEEP_CHUNK);
     if (keys.length === 0) return 'done';
     if (!(await deleteMirrorKeys(mc, kind, groupKey, state, keys, 0))) return false;
+    // A SQLite store answers synchronously, so without a turn of the event loop here the whole
+    // sweep runs before a SIGTERM is even seen (nor a timer, nor a job-lock renewal).
+    await yieldToEventLoop();
     if (signal.aborted) return 'interrupted';
   }
 }

@@ -16,11 +16,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findBatchImport, type BatchImport } from '../../src/db/batch-imports.repo.js';
 import { countEvents } from '../helpers/events.js';
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
-import { startTestApp, TEST_SECRETS_KEY, type TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
-import { crossKinds, redisEnv, redisOverrides } from '../helpers/redis-kinds.js';
+import { crossKinds, redisOverrides } from '../helpers/redis-kinds.js';
 import { body, gzip, ndjsonEvents, until } from '../helpers/job-platform.js';
-import { spawnBin, type Spawned } from '../helpers/spawn.js';
+import { serviceEnv, startWorkerProcess, terminate, type Spawned } from '../helpers/spawn.js';
 import { BATCH_CHUNK_RECORDS } from '../../src/ingest/batch-import.chunk.js';
 
 const SIZES = { sqlite: { kill: 200_000, term: 40_000 }, postgres: { kill: 50_000, term: 30_000 } } as const;
@@ -48,22 +48,18 @@ describe.each(crossKinds(dbKinds()))('batch import crash safety on %s, queues on
     fs.rmSync(uploads, { recursive: true, force: true });
   });
 
-  async function startWorker(): Promise<Spawned> {
-    const proc = spawnBin('worker', {
-      DATABASE_URL: t.url,
-      ...redisEnv(app.config),
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      LOG_LEVEL: 'info',
-      WORKER_CONCURRENCY: '1',
-      // A killed worker's job is picked up again after about this long.
-      JOB_LOCK_MS: '2000',
-      RECONCILE_INTERVAL_SEC: '2',
-      SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
-    });
-    running.push(proc);
-    await proc.waitFor(/"msg":"worker started"/, 60_000);
-    return proc;
-  }
+  const startWorker = () =>
+    startWorkerProcess(
+      serviceEnv(t.url, app.config, {
+        LOG_LEVEL: 'info',
+        WORKER_CONCURRENCY: '1',
+        // A killed worker's job is picked up again after about this long.
+        JOB_LOCK_MS: '2000',
+        RECONCILE_INTERVAL_SEC: '2',
+        SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+      }),
+      running,
+    );
 
   async function upload(n: number): Promise<string> {
     project = await seedProject(t.db);
@@ -115,10 +111,9 @@ describe.each(crossKinds(dbKinds()))('batch import crash safety on %s, queues on
     const worker = await startWorker();
     const id = await upload(n);
     await until(async () => (await runOf(id)).recordsDone >= 4000, 60_000, 20);
-    const t0 = Date.now();
-    worker.child.kill('SIGTERM');
-    expect(await worker.exited).toBe(0);
-    expect(Date.now() - t0).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
+    const { code, ms } = await terminate(worker);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
     expect(worker.output()).toMatch(/interrupted at record \d+/);
 
     const paused = await runOf(id);

@@ -19,12 +19,12 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { countEvents } from '../helpers/events.js';
 import { countProfiles, findProfile } from '../../src/db/profiles.repo.js';
-import { seedProject, basicAuth, type SeededProject } from '../helpers/accounts.js';
-import { startTestApp, TEST_SECRETS_KEY, type TestApp } from '../helpers/app.js';
+import { seedProject, type SeededProject } from '../helpers/accounts.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
-import { redisEnv } from '../helpers/redis-kinds.js';
 import { until } from '../helpers/job-platform.js';
-import { spawnBin, type Spawned } from '../helpers/spawn.js';
+import { AMPLITUDE_CREDENTIALS, migrationView, postMigration, waitForMigration } from '../helpers/migration-service.js';
+import { serviceEnv, startWorkerProcess, type Spawned } from '../helpers/spawn.js';
 import { loadJobId } from '../../src/migration/migration-job-ids.js';
 import { AmplitudeDataset } from '../amplitude-standin/dataset.js';
 import { startAmplitudeStandin, type AmplitudeStandin } from '../amplitude-standin/server.js';
@@ -44,7 +44,7 @@ describe.each(dbKinds())('Amplitude migration end to end on %s', (kind) => {
 
   beforeAll(async () => {
     t = await createTestDb(kind);
-    standin = await startAmplitudeStandin({ dataset, apiKey: 'amp-key', apiSecret: 'amp-secret', tooLargeDays: ['2024-02-20'], rateLimitFirst: 1, retryAfterSeconds: 1, gzipLevel: 1 });
+    standin = await startAmplitudeStandin({ dataset, ...AMPLITUDE_CREDENTIALS, tooLargeDays: ['2024-02-20'], rateLimitFirst: 1, retryAfterSeconds: 1, gzipLevel: 1 });
     app = await startTestApp(t.db, { AMPLITUDE_US_URL: standin.url, MIGRATION_TMP_DIR: tmp });
   }, 120_000);
   afterEach(async () => {
@@ -59,43 +59,21 @@ describe.each(dbKinds())('Amplitude migration end to end on %s', (kind) => {
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  async function startWorker(): Promise<Spawned> {
-    const proc = spawnBin('worker', {
-      DATABASE_URL: t.url,
-      ...redisEnv(app.config),
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      LOG_LEVEL: 'info',
-      AMPLITUDE_US_URL: standin.url,
-      MIGRATION_TMP_DIR: tmp,
-      // A killed worker's jobs are picked up again after about this long.
-      JOB_LOCK_MS: '3000',
-      RECONCILE_INTERVAL_SEC: '3',
-    });
-    running.push(proc);
-    await proc.waitFor(/"msg":"worker started"/, 60_000);
-    return proc;
-  }
-
-  async function post(p: SeededProject, extra: Record<string, unknown> = {}): Promise<string> {
-    const res = await fetch(`${app.url}/migrate/amplitude`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ AMPLITUDE_API_KEY: 'amp-key', AMPLITUDE_API_SECRET: 'amp-secret', MIXPANEL_TOKEN: p.token, START_DATE: START, END_DATE: END, ...extra }),
-    });
-    expect(res.status).toBe(202);
-    return ((await res.json()) as { results: { migration_id: string } }).results.migration_id;
-  }
-
-  async function view(p: SeededProject, id: string): Promise<Record<string, any>> {
-    const res = await fetch(`${app.url}/migrate/migrations/${id}`, { headers: { authorization: basicAuth(p.token) } });
-    return ((await res.json()) as { results: Record<string, any> }).results;
-  }
-
-  const finished = (p: SeededProject, id: string) =>
-    until(async () => {
-      const v = await view(p, id);
-      return v.status === 'succeeded' || v.status === 'failed' ? v : undefined;
-    }, 400_000, 250);
+  const startWorker = () =>
+    startWorkerProcess(
+      serviceEnv(t.url, app.config, {
+        LOG_LEVEL: 'info',
+        AMPLITUDE_US_URL: standin.url,
+        MIGRATION_TMP_DIR: tmp,
+        // A killed worker's jobs are picked up again after about this long.
+        JOB_LOCK_MS: '3000',
+        RECONCILE_INTERVAL_SEC: '3',
+      }),
+      running,
+    );
+  const post = (p: SeededProject, extra: Record<string, unknown> = {}) => postMigration(app.url, p, { START_DATE: START, END_DATE: END, ...extra });
+  const view = (p: SeededProject, id: string) => migrationView(app.url, p, id);
+  const finished = (p: SeededProject, id: string) => waitForMigration(app.url, p, id, 400_000);
 
   it(`runs its days on three workers, survives kill -9 of one mid-load with exact totals (${total.toLocaleString('en-US')} events), and a re-run adds nothing`, async () => {
     const p = await seedProject(t.db);

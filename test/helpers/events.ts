@@ -49,6 +49,21 @@ export async function pageEvents(db: Db, q: EventPageQuery): Promise<EventAsStor
   return first.done ? [] : first.value.map(({ resolvedId: _r, ...e }) => e);
 }
 
+/**
+ * Every stored event of the project (any time up to 2030) as insert id → `value(event)`; a second
+ * copy of an insert id throws, naming it: the one check that a replayed batch was stored once.
+ */
+export async function eventsByInsertId<T>(store: EventStore, projectId: number, value: (e: StoredEvent) => T): Promise<Map<string, T>> {
+  const seen = new Map<string, T>();
+  for await (const page of store.scan({ projectId, fromMs: 0, toMs: Date.UTC(2030, 0, 1), pageSize: 10_000 })) {
+    for (const e of page) {
+      if (seen.has(e.insertId)) throw new Error(`insert id ${e.insertId} is stored twice`);
+      seen.set(e.insertId, value(e));
+    }
+  }
+  return seen;
+}
+
 export function usageForMonth(db: Db, projectId: number, month: string): Promise<Record<string, number>> {
   return eventStoreOf(db).usageForMonth(projectId, month);
 }

@@ -65,6 +65,24 @@ export function spawnBin(bin: string, env: Record<string, string | undefined>): 
 }
 
 /**
+ * A `worker` process, added to `running` (so the test's cleanup can kill it), once it has started
+ * its queues' workers. Needs LOG_LEVEL info or lower in `env`: it waits for the "worker started" line.
+ */
+export async function startWorkerProcess(env: Record<string, string | undefined>, running: Spawned[]): Promise<Spawned> {
+  const proc = spawnBin('worker', env);
+  running.push(proc);
+  await proc.waitFor(/"msg":"worker started"/, 60_000);
+  return proc;
+}
+
+/** SIGTERM, as a deploy or a scale-down sends it, then the exit: its code and how long the graceful shutdown took. */
+export async function terminate(proc: Spawned): Promise<{ code: number | null; ms: number }> {
+  const started = Date.now();
+  const code = await proc.kill('SIGTERM');
+  return { code, ms: Date.now() - started };
+}
+
+/**
  * The environment of a spawned service process on a test's database, Redis (or cluster), secrets
  * key and reach rules, plus `extra`.
  */
