@@ -8,14 +8,14 @@
  * re-creates one by one, without their parent). Plain Redis (redis-cluster-restart.test.ts covers
  * a lost Cluster master, where one is available).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { seedProject } from '../helpers/accounts.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { dbKinds } from '../helpers/db.js';
 import { eventStoreOf } from '../helpers/events.js';
 import { deleteKeysUnder, until } from '../helpers/job-platform.js';
-import { serviceEnv, spawnBin, type Spawned } from '../helpers/spawn.js';
-import { fillEventsTable, sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
+import { workerProcessesFixture } from '../helpers/worker-processes.js';
+import { serviceEnv, spawnBin } from '../helpers/spawn.js';
+import { fillEventsTable, sqliteSourceFixture } from '../helpers/warehouse-sources.js';
 import { createSourceAndImport, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
 import { changeEvTable, differencesFromEvTable, EV_MIRROR_IMPORT, NO_DIFFERENCES } from '../helpers/mirror-table.js';
 
@@ -24,27 +24,10 @@ const ROWS = 60_000;
 const AT = { updated: 5000, deleted: 50000 };
 
 describe.each(dbKinds())('Redis loss mid mirror run, two worker processes, store on %s', (kind) => {
-  let t: TestDb;
-  let app: TestApp;
-  const procs: Spawned[] = [];
-  const sources: WarehouseSourceHandle[] = [];
-
-  beforeAll(async () => {
-    t = await createTestDb(kind);
-    app = await startTestApp(t.db);
-  });
-  // No worker outlives its test: the next test's jobs must go to the next test's workers.
-  afterEach(async () => {
-    await Promise.all(procs.splice(0).map((p) => p.kill('SIGKILL')));
-  });
-  afterAll(async () => {
-    for (const q of Object.values(app?.queues.queues ?? {})) await q.obliterate({ force: true });
-    await app?.close();
-    for (const s of sources) await s.cleanup();
-    await t?.destroy();
-  });
+  const w = workerProcessesFixture(kind);
 
   async function run(partitionRows: number) {
+    const { t, app, procs, sources } = w;
     const src = await sqliteSourceFixture.create();
     sources.push(src);
     await fillEventsTable(src, ROWS);

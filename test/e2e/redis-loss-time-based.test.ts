@@ -9,15 +9,15 @@
  * stored. Once unpartitioned and once as a flow of partitions (split by the insert time; the
  * reconciler re-creates their jobs one by one, without their parent). Plain Redis.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { seedProject } from '../helpers/accounts.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { dbKinds } from '../helpers/db.js';
 import { eventStoreOf } from '../helpers/events.js';
 import { deleteKeysUnder, until } from '../helpers/job-platform.js';
-import { serviceEnv, spawnBin, type Spawned } from '../helpers/spawn.js';
+import { workerProcessesFixture } from '../helpers/worker-processes.js';
+import { serviceEnv, spawnBin } from '../helpers/spawn.js';
 import { appendEvRows, createTimeBasedTable, EV_TIME_BASED_IMPORT, insertTimeOf, storedEvRows, watermarkOf } from '../helpers/time-based-table.js';
-import { sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
+import { sqliteSourceFixture } from '../helpers/warehouse-sources.js';
 import { createSourceAndImport, manualSync, syncAndWait, waitForRun, type Api } from '../helpers/warehouse.js';
 
 /** Rows of the first run, of the run that loses Redis, arriving during that run, and after it. */
@@ -28,27 +28,10 @@ const AFTER = 1000;
 const TOTAL = BASE + BIG + LATE + AFTER;
 
 describe.each(dbKinds())('Redis loss mid time_based run, two worker processes, store on %s', (kind) => {
-  let t: TestDb;
-  let app: TestApp;
-  const procs: Spawned[] = [];
-  const sources: WarehouseSourceHandle[] = [];
-
-  beforeAll(async () => {
-    t = await createTestDb(kind);
-    app = await startTestApp(t.db);
-  });
-  // No worker outlives its test: the next test's jobs must go to the next test's workers.
-  afterEach(async () => {
-    await Promise.all(procs.splice(0).map((p) => p.kill('SIGKILL')));
-  });
-  afterAll(async () => {
-    for (const q of Object.values(app?.queues.queues ?? {})) await q.obliterate({ force: true });
-    await app?.close();
-    for (const s of sources) await s.cleanup();
-    await t?.destroy();
-  });
+  const w = workerProcessesFixture(kind);
 
   async function run(partitionRows: number) {
+    const { t, app, procs, sources } = w;
     const src = await sqliteSourceFixture.create();
     sources.push(src);
     await createTimeBasedTable(src);

@@ -10,17 +10,17 @@
  * flow's parent job finishes it). SQLite source; SQLite and PostgreSQL stores (the kill -9 of a
  * mirror run: warehouse-mirror-crash.test.ts).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findRun, type SyncRun } from '../../src/db/sync-runs.repo.js';
 import { listPartitions } from '../../src/db/run-partitions.repo.js';
 import { warehouseSyncPartJobId } from '../../src/queue/job-ids.js';
 import { seedProject } from '../helpers/accounts.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { dbKinds } from '../helpers/db.js';
 import { countEvents, eventStoreOf } from '../helpers/events.js';
 import { until } from '../helpers/job-platform.js';
-import { serviceEnv, startWorkerProcess, terminate, type Spawned } from '../helpers/spawn.js';
-import { fillEventsTable, sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
+import { workerProcessesFixture } from '../helpers/worker-processes.js';
+import { serviceEnv, startWorkerProcess, terminate } from '../helpers/spawn.js';
+import { fillEventsTable, sqliteSourceFixture } from '../helpers/warehouse-sources.js';
 import { createSourceAndImport, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
 import { changeEvTable, differencesFromEvTable, EV_MIRROR_IMPORT, NO_DIFFERENCES, storedUrlsById } from '../helpers/mirror-table.js';
 
@@ -41,31 +41,14 @@ const reached: Record<Moment, (run: SyncRun) => boolean> = {
 };
 
 describe.each(dbKinds())('SIGTERM mid mirror run, store on %s', (kind) => {
-  let t: TestDb;
-  let app: TestApp;
-  const procs: Spawned[] = [];
-  const sources: WarehouseSourceHandle[] = [];
-
-  beforeAll(async () => {
-    t = await createTestDb(kind);
-    app = await startTestApp(t.db);
-  });
-  // No worker outlives its test: the next test's jobs must go to the next test's workers.
-  afterEach(async () => {
-    await Promise.all(procs.splice(0).map((p) => p.kill('SIGKILL')));
-  });
-  afterAll(async () => {
-    for (const q of Object.values(app?.queues.queues ?? {})) await q.obliterate({ force: true });
-    await app?.close();
-    for (const s of sources) await s.cleanup();
-    await t?.destroy();
-  });
+  const w = workerProcessesFixture(kind);
 
   /**
    * A mirrored `ev` table synced once, then changed, and a second run under way on one worker
    * process, which gets SIGTERM at `moment`. Returns after the exit, with the run as it was left.
    */
   async function sigtermMidMirrorRun(partitionRows: number, moment: Moment) {
+    const { t, app, procs, sources } = w;
     const src = await sqliteSourceFixture.create();
     sources.push(src);
     await fillEventsTable(src, ROWS);
@@ -112,6 +95,7 @@ describe.each(dbKinds())('SIGTERM mid mirror run, store on %s', (kind) => {
 
   /** A fresh worker process finishes the run: exact counts, and the project equals the table. */
   async function finishOnFreshWorker(r: Awaited<ReturnType<typeof sigtermMidMirrorRun>>) {
+    const { t, procs } = w;
     const second = await startWorkerProcess(r.env, procs);
     const done = await waitForRun(r.api, r.importId, r.runId, 60_000);
     expect(done).toMatchObject({
@@ -130,6 +114,7 @@ describe.each(dbKinds())('SIGTERM mid mirror run, store on %s', (kind) => {
   }
 
   it.each(['read', 'sweep'] as const)('unpartitioned, SIGTERM in the %s: the run goes back to QUEUED, its job waits unattempted, and a fresh worker ends exact', async (moment) => {
+    const { app } = w;
     const r = await sigtermMidMirrorRun(ROWS * 2, moment);
     expect(r.paused).toMatchObject({ status: 'QUEUED', attempts: 1 });
     expect(r.paused.log.join('\n')).toContain(`interrupted after row ${r.paused.rowsRead} (shutdown); will resume`);
@@ -143,6 +128,7 @@ describe.each(dbKinds())('SIGTERM mid mirror run, store on %s', (kind) => {
   }, 120_000);
 
   it.each(['read', 'sweep'] as const)('a flow of partitions, SIGTERM in the %s: no partition is left running, every job waits unattempted or is done, and a fresh worker ends exact', async (moment) => {
+    const { t, app } = w;
     const r = await sigtermMidMirrorRun(ROWS / 4, moment);
     expect(r.paused.status).toBe('RUNNING');
     const parts = await listPartitions<unknown, { offset: number }>(t.db, 'sync', r.runId);

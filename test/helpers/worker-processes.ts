@@ -1,0 +1,37 @@
+/**
+ * The setup of the tests that run worker PROCESSES against an in-process app: one test database
+ * and app per describe block, the workers each test starts (killed after it, so the next test's
+ * jobs go to the next test's workers) and the warehouse sources it creates (removed at the end).
+ * Call inside `describe`; read the fields inside tests, once the hooks have run.
+ */
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startTestApp, type TestApp } from './app.js';
+import type { Dialect } from '../../src/db/knex.js';
+import { createTestDb, type TestDb } from './db.js';
+import type { Spawned } from './spawn.js';
+import type { WarehouseSourceHandle } from './warehouse-sources.js';
+
+export interface WorkerProcessesFixture {
+  t: TestDb;
+  app: TestApp;
+  procs: Spawned[];
+  sources: WarehouseSourceHandle[];
+}
+
+export function workerProcessesFixture(kind: Dialect): WorkerProcessesFixture {
+  const f = { procs: [], sources: [] } as unknown as WorkerProcessesFixture;
+  beforeAll(async () => {
+    f.t = await createTestDb(kind);
+    f.app = await startTestApp(f.t.db);
+  });
+  afterEach(async () => {
+    await Promise.all(f.procs.splice(0).map((p) => p.kill('SIGKILL')));
+  });
+  afterAll(async () => {
+    for (const q of Object.values(f.app?.queues.queues ?? {})) await q.obliterate({ force: true });
+    await f.app?.close();
+    for (const s of f.sources) await s.cleanup();
+    await f.t?.destroy();
+  });
+  return f;
+}
