@@ -14,8 +14,8 @@ import { seedProject } from '../helpers/accounts.js';
 import { dbKinds } from '../helpers/db.js';
 import { eventStoreOf } from '../helpers/events.js';
 import { deleteKeysUnder, until } from '../helpers/job-platform.js';
-import { workerProcessesFixture } from '../helpers/worker-processes.js';
-import { serviceEnv, spawnBin } from '../helpers/spawn.js';
+import { redisLossWorkerEnv, workerProcessesFixture } from '../helpers/worker-processes.js';
+import { spawnBin } from '../helpers/spawn.js';
 import { appendEvRows, createTimeBasedTable, EV_TIME_BASED_IMPORT, insertTimeOf, storedEvRows, watermarkOf } from '../helpers/time-based-table.js';
 import { sqliteSourceFixture } from '../helpers/warehouse-sources.js';
 import { createSourceAndImport, manualSync, syncAndWait, waitForRun, type Api } from '../helpers/warehouse.js';
@@ -39,16 +39,7 @@ describe.each(dbKinds())('Redis loss mid time_based run, two worker processes, s
     const p = await seedProject(t.db);
     const api: Api = { url: app.url, basic: p.basic, projectId: p.id };
     const { importId } = await createSourceAndImport(api, src.sourceBody(), EV_TIME_BASED_IMPORT);
-    const env = serviceEnv(t.url, app.config, {
-      // Small batches keep the run going well past the loss; a lost lock is noticed within JOB_LOCK_MS / 2.
-      WAREHOUSE_BATCH_SIZE: '1000',
-      WAREHOUSE_READER_THREAD: 'off',
-      SYNC_PARTITION_ROWS: String(partitionRows),
-      JOB_LOCK_MS: '2000',
-      RECONCILE_INTERVAL_SEC: '1',
-      WORKER_CONCURRENCY: '1',
-      LOG_LEVEL: 'warn',
-    });
+    const env = redisLossWorkerEnv(w, partitionRows);
     for (let i = 0; i < 2; i++) procs.push(spawnBin('worker', env));
 
     const baseline = await syncAndWait(api, importId, 60_000);

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startTestApp, type TestApp } from './app.js';
 import type { Dialect } from '../../src/db/knex.js';
 import { createTestDb, type TestDb } from './db.js';
-import type { Spawned } from './spawn.js';
+import { serviceEnv, type Spawned } from './spawn.js';
 import type { WarehouseSourceHandle } from './warehouse-sources.js';
 
 export interface WorkerProcessesFixture {
@@ -34,4 +34,20 @@ export function workerProcessesFixture(kind: Dialect): WorkerProcessesFixture {
     await f.t?.destroy();
   });
   return f;
+}
+
+/**
+ * Worker settings of the Redis-loss tests: small batches keep a run going well past the loss,
+ * and a lost lock is noticed within JOB_LOCK_MS / 2.
+ */
+export function redisLossWorkerEnv(f: WorkerProcessesFixture, partitionRows: number): Record<string, string> {
+  return serviceEnv(f.t.url, f.app.config, {
+    WAREHOUSE_BATCH_SIZE: '1000',
+    WAREHOUSE_READER_THREAD: 'off',
+    SYNC_PARTITION_ROWS: String(partitionRows),
+    JOB_LOCK_MS: '2000',
+    RECONCILE_INTERVAL_SEC: '1',
+    WORKER_CONCURRENCY: '1',
+    LOG_LEVEL: 'warn',
+  });
 }
