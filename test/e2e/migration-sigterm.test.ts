@@ -21,7 +21,7 @@ import { AmplitudeDataset } from '../amplitude-standin/dataset.js';
 import { startAmplitudeStandin, type AmplitudeStandin } from '../amplitude-standin/server.js';
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, dbKinds, refreshPlannerStatistics, type TestDb } from '../helpers/db.js';
+import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
 import { countEvents, eventsByInsertId, eventStoreOf } from '../helpers/events.js';
 import { until } from '../helpers/job-platform.js';
 import { AMPLITUDE_CREDENTIALS, datasetInsertIds, migrationView, postMigration, waitForMigration } from '../helpers/migration-service.js';
@@ -100,7 +100,6 @@ describe.each(dbKinds())('SIGTERM mid migration, store on %s', (kind) => {
       error: null,
     });
     // Every source event once: exactly its insert ids, none twice (eventsByInsertId throws on a second copy).
-    await refreshPlannerStatistics(t);
     const stored = await eventsByInsertId(eventStoreOf(t.db), p.id, () => true);
     const expected = datasetInsertIds(dataset);
     expect(expected.size).toBe(TOTAL);

@@ -63,16 +63,6 @@ export async function createTestDb(kind: Dialect): Promise<TestDb> {
   };
 }
 
-/**
- * Postgres: refreshes the planner's statistics of the tables a read-back joins, as autovacuum
- * would about a minute after a bulk load. Without them a test that scans what it has just loaded
- * into its fresh schema is planned for empty tables: 60k migrated events took 40 s instead of
- * 1 s, joining every event to every identity link of the project. SQLite: nothing to do.
- */
-export async function refreshPlannerStatistics(t: TestDb): Promise<void> {
-  if (t.kind === 'postgres') await t.db.raw('ANALYZE events, identity_links');
-}
-
 /** A postgres URL whose connections default to the given schema (libpq `options`). */
 export function withSearchPath(url: string, schema: string): string {
   const u = new URL(url);

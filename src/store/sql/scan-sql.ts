@@ -7,7 +7,7 @@
 import { dialect, parseJson, toNumber, type DbOrTrx } from '../../db/knex.js';
 import type { ScanQuery, StoredEvent } from '../event-store.js';
 import { planWhere } from '../where-plan.js';
-import { filterSql, RESOLVED_ID, RESOLVE_JOIN } from './filter-sql.js';
+import { filterSql, RESOLVED_ID_LOOKUP } from './filter-sql.js';
 import type { Binding } from './where-sql.js';
 
 export async function* scanSql(db: DbOrTrx, q: ScanQuery): AsyncGenerator<StoredEvent[]> {
@@ -21,8 +21,8 @@ export async function* scanSql(db: DbOrTrx, q: ScanQuery): AsyncGenerator<Stored
     const filter = filterSql(d, { ...q, fromMs: from }, cond);
     const keyset = after ? ' AND (e.time > ? OR e.id > ?)' : '';
     const sql =
-      `SELECT e.id, e.event, e.distinct_id, e.time, e.insert_id, e.properties, ${RESOLVED_ID} AS resolved_id ` +
-      `FROM events e${RESOLVE_JOIN} WHERE ${filter.sql}${keyset} ORDER BY e.time, e.id LIMIT ?`;
+      `SELECT e.id, e.event, e.distinct_id, e.time, e.insert_id, e.properties, ${RESOLVED_ID_LOOKUP} AS resolved_id ` +
+      `FROM events e WHERE ${filter.sql}${keyset} ORDER BY e.time, e.id LIMIT ?`;
     const bindings: Binding[] = [...filter.bindings, ...(after ? [after.time, after.id] : []), q.pageSize];
     const res = (await db.raw(sql, bindings)) as unknown;
     const rows = d === 'postgres' ? (res as { rows: Record<string, unknown>[] }).rows : (res as Record<string, unknown>[]);
