@@ -308,11 +308,13 @@ export class ClickHouseEventStore implements EventStore {
           // One INSERT: the replacements and the markers of the keys they replace land together.
           const body = new EventsBody();
           const result = { updated: 0, inserted: 0 };
+          // Every row of the write carries one of two heads: a new key, or a replacement.
+          const heads = [false, true].map((isNew) => rowHead({ projectId, source: batch.source, now: batch.now, ver, isNew }));
           for (const [insertId, i] of last) {
             const old = byInsertId.get(insertId) ?? [];
             const key = keyString(keyOfRow(rows, i));
             for (const k of old) if (keyString(k) !== key) body.deleteMarker(projectId, k, ver, batch.now);
-            body.event(rowHead({ projectId, source: batch.source, now: batch.now, ver, isNew: old.length === 0 }), rows, i);
+            body.event(heads[old.length === 0 ? 1 : 0]!, rows, i);
             if (old.length === 0) result.inserted++;
             else result.updated++;
           }
