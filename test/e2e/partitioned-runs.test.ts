@@ -16,38 +16,28 @@ import { findBatchImport } from '../../src/db/batch-imports.repo.js';
 import { countEvents } from '../helpers/events.js';
 import { listPartitions } from '../../src/db/run-partitions.repo.js';
 import { seedProject } from '../helpers/accounts.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, type TestDb } from '../helpers/db.js';
 import { body, ndjsonEvents, until } from '../helpers/job-platform.js';
 import { redisKinds, redisOverrides } from '../helpers/redis-kinds.js';
-import { serviceEnv, spawnBin, type Spawned } from '../helpers/spawn.js';
+import { serviceEnv, spawnBin } from '../helpers/spawn.js';
 import { EV_EVENTS_IMPORT, fillEventsTable, sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
 import { createSourceAndImport, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
+import { workerProcessesFixture } from '../helpers/worker-processes.js';
 
 const ROWS = 1_000_000;
 const PARTITION_ROWS = 100_000;
 
 describe.each(redisKinds())('partitioned sync over three worker processes, Redis: %s', (redisKind) => {
-  let t: TestDb;
-  let app: TestApp;
+  const f = workerProcessesFixture('sqlite', redisOverrides(redisKind));
   let src: WarehouseSourceHandle;
-  const procs: Spawned[] = [];
 
   beforeAll(async () => {
-    t = await createTestDb('sqlite');
-    app = await startTestApp(t.db, redisOverrides(redisKind));
     src = await sqliteSourceFixture.create();
+    f.sources.push(src);
     await fillEventsTable(src, ROWS);
   }, 120_000);
-  afterAll(async () => {
-    await Promise.all(procs.map((p) => p.kill('SIGKILL')));
-    await app?.queues.queues['warehouse-sync'].obliterate({ force: true });
-    await app?.close();
-    await src?.cleanup();
-    await t?.destroy();
-  });
 
   it('≥ 8 partitions on several workers, one killed -9, exactly 1M events once each', async () => {
+    const { t, app, procs } = f;
     const p = await seedProject(t.db);
     const api: Api = { url: app.url, basic: p.basic, projectId: p.id };
     const { importId } = await createSourceAndImport(api, src.sourceBody(), EV_EVENTS_IMPORT);
@@ -113,24 +103,13 @@ describe.each(redisKinds())('partitioned sync over three worker processes, Redis
  */
 describe.each(redisKinds())('partitioned batch import over three worker processes, Redis: %s', (redisKind) => {
   const N = 200_000;
-  let t: TestDb;
-  let app: TestApp;
-  const procs: Spawned[] = [];
   const uploads = fs.mkdtempSync(path.join(os.tmpdir(), 'part-e2e-uploads-'));
-
-  beforeAll(async () => {
-    t = await createTestDb('sqlite');
-    app = await startTestApp(t.db, { ...redisOverrides(redisKind), UPLOAD_DIR: uploads });
-  });
-  afterAll(async () => {
-    await Promise.all(procs.map((p) => p.kill('SIGKILL')));
-    for (const q of Object.values(app.queues.queues)) await q.obliterate({ force: true });
-    await app?.close();
-    await t?.destroy();
-    fs.rmSync(uploads, { recursive: true, force: true });
-  });
+  const f = workerProcessesFixture('sqlite', { ...redisOverrides(redisKind), UPLOAD_DIR: uploads });
+  // The workers reading it are killed after the test, before any afterAll.
+  afterAll(() => fs.rmSync(uploads, { recursive: true, force: true }));
 
   it('≥ 8 byte ranges on several workers, one killed -9, exactly N events once each', async () => {
+    const { t, app, procs } = f;
     const env = serviceEnv(t.url, app.config, {
       UPLOAD_DIR: uploads,
       SYNC_PARTITION_ROWS: String(N / 8),

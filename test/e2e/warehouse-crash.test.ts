@@ -5,16 +5,16 @@
  * nothing doubled. Per source type (SQLite on both stores; MySQL and Redshift-mode PostgreSQL,
  * whose resume is an ORDER BY … OFFSET pushed down to the server, on the SQLite store).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { countEvents } from '../helpers/events.js';
 import { seedProject } from '../helpers/accounts.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { dbKinds } from '../helpers/db.js';
 import { until } from '../helpers/job-platform.js';
-import { serviceEnv, spawnBin, type Spawned } from '../helpers/spawn.js';
+import { serviceEnv, spawnBin } from '../helpers/spawn.js';
 import { bigqueryFixtureWith, databricksFixtureWith } from '../helpers/cloud-sources.js';
 import { EV_EVENTS_IMPORT, fillEventsTable, mysqlSourceFixture, redshiftSourceFixture, sqliteSourceFixture, type WarehouseSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
 import { createSourceAndImport, manualSync, waitForRun, type Api } from '../helpers/warehouse.js';
+import { workerProcessesFixture } from '../helpers/worker-processes.js';
 
 type Case = { fixture: WarehouseSourceFixture; kind: ReturnType<typeof dbKinds>[number]; rows: number };
 const cases: Case[] = [
@@ -25,26 +25,17 @@ const cases: Case[] = [
 ];
 
 describe.each(cases.map((c) => [c.fixture.type, c.kind, c] as const))('worker killed mid-sync of a %s source, store on %s', (_type, kind, { fixture, rows: ROWS }) => {
-  let t: TestDb;
-  let app: TestApp;
+  const w = workerProcessesFixture(kind);
   let src: WarehouseSourceHandle;
-  const procs: Spawned[] = [];
 
   beforeAll(async () => {
-    t = await createTestDb(kind);
-    app = await startTestApp(t.db);
     src = await fixture.create();
+    w.sources.push(src);
     await fillEventsTable(src, ROWS);
   }, 120_000);
-  afterAll(async () => {
-    await Promise.all(procs.map((p) => p.kill('SIGKILL')));
-    await app?.queues.queues['warehouse-sync'].obliterate({ force: true });
-    await app?.close();
-    await src?.cleanup();
-    await t?.destroy();
-  });
 
   it(`resumes after kill -9 and stores exactly ${ROWS} events`, async () => {
+    const { t, app, procs } = w;
     const p = await seedProject(t.db);
     const api: Api = { url: app.url, basic: p.basic, projectId: p.id };
     const { importId } = await createSourceAndImport(api, src.sourceBody(), { ...EV_EVENTS_IMPORT, table_params: { table: src.tableRef('ev') } });

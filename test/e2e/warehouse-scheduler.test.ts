@@ -3,14 +3,14 @@
  * second stands in for "every minute"): every slot gets exactly one run row — each slot is attempted by
  * both processes and only one of them creates it — and a paused import stops getting runs.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { seedProject } from '../helpers/accounts.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { dbKinds } from '../helpers/db.js';
 import { crossKinds, redisOverrides } from '../helpers/redis-kinds.js';
-import { serviceEnv, spawnBin, type Spawned } from '../helpers/spawn.js';
+import { serviceEnv, spawnBin } from '../helpers/spawn.js';
 import { sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
 import { call, createSourceAndImport, type Api } from '../helpers/warehouse.js';
+import { workerProcessesFixture } from '../helpers/worker-processes.js';
 
 const EVERY_MS = 1000;
 
@@ -29,26 +29,17 @@ function slotLines(output: string, importId: number): SlotLine[] {
 }
 
 describe.each(crossKinds(dbKinds()))('two schedulers on %s, queues on %s', (kind, redisKind) => {
-  let t: TestDb;
-  let app: TestApp;
+  const w = workerProcessesFixture(kind, redisOverrides(redisKind));
   let src: WarehouseSourceHandle;
-  const procs: Spawned[] = [];
 
   beforeAll(async () => {
-    t = await createTestDb(kind);
-    app = await startTestApp(t.db, redisOverrides(redisKind));
     src = await sqliteSourceFixture.create();
+    w.sources.push(src);
     await src.createTable({ name: 'ev', columns: [{ name: 'ts', type: 'timestamp', notNull: true }, { name: 'u', type: 'text' }] });
-  });
-  afterAll(async () => {
-    await Promise.all(procs.map((p) => p.kill('SIGKILL')));
-    await app?.queues.queues['warehouse-sync'].obliterate({ force: true });
-    await app?.close();
-    await src?.cleanup();
-    await t?.destroy();
   });
 
   it('fire every slot exactly once, and skip a paused import', async () => {
+    const { t, app, procs } = w;
     const p = await seedProject(t.db);
     const api: Api = { url: app.url, basic: p.basic, projectId: p.id };
     const { importId } = await createSourceAndImport(api, src.sourceBody(), {

@@ -1,7 +1,8 @@
 /**
- * The setup of the tests that run worker PROCESSES against an in-process app: one test database
- * and app per describe block, the workers each test starts (killed after it, so the next test's
- * jobs go to the next test's workers) and the warehouse sources it creates (removed at the end).
+ * The setup of the tests that run worker (or scheduler) PROCESSES against an in-process app: one
+ * test database and app per describe block, the processes each test starts (killed after it, so
+ * the next test's jobs go to the next test's workers) and the warehouse sources put in `sources`
+ * (removed at the end). `appOverrides` go to startTestApp (a Redis kind, an upload directory).
  * Call inside `describe`; read the fields inside tests, once the hooks have run.
  */
 import { afterAll, afterEach, beforeAll } from 'vitest';
@@ -18,11 +19,11 @@ export interface WorkerProcessesFixture {
   sources: WarehouseSourceHandle[];
 }
 
-export function workerProcessesFixture(kind: Dialect): WorkerProcessesFixture {
+export function workerProcessesFixture(kind: Dialect, appOverrides: Parameters<typeof startTestApp>[1] = {}): WorkerProcessesFixture {
   const f = { procs: [], sources: [] } as unknown as WorkerProcessesFixture;
   beforeAll(async () => {
     f.t = await createTestDb(kind);
-    f.app = await startTestApp(f.t.db);
+    f.app = await startTestApp(f.t.db, appOverrides);
   });
   afterEach(async () => {
     await Promise.all(f.procs.splice(0).map((p) => p.kill('SIGKILL')));
