@@ -7,16 +7,16 @@
  * In the end the project holds every row of the table exactly once — nothing lost, nothing
  * doubled. SQLite source; SQLite and PostgreSQL stores.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { seedProject } from '../helpers/accounts.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { dbKinds } from '../helpers/db.js';
 import { countEvents, eventStoreOf } from '../helpers/events.js';
 import { until } from '../helpers/job-platform.js';
-import { serviceEnv, spawnBin, type Spawned } from '../helpers/spawn.js';
+import { serviceEnv, spawnBin } from '../helpers/spawn.js';
 import { appendEvRows, createTimeBasedTable, EV_TIME_BASED_IMPORT, insertTimeOf, storedEvRows, watermarkOf } from '../helpers/time-based-table.js';
 import { sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
 import { createSourceAndImport, manualSync, syncAndWait, waitForRun, type Api } from '../helpers/warehouse.js';
+import { workerProcessesFixture } from '../helpers/worker-processes.js';
 
 /** Rows of the first run, of the run that is killed, arriving while no worker runs, and after that run. */
 const BASE = 2000;
@@ -26,26 +26,17 @@ const AFTER = 1000;
 const TOTAL = BASE + BIG + LATE + AFTER;
 
 describe.each(dbKinds())('worker killed mid time_based run, store on %s', (kind) => {
-  let t: TestDb;
-  let app: TestApp;
+  const f = workerProcessesFixture(kind);
   let src: WarehouseSourceHandle;
-  const procs: Spawned[] = [];
 
   beforeAll(async () => {
-    t = await createTestDb(kind);
-    app = await startTestApp(t.db);
     src = await sqliteSourceFixture.create();
+    f.sources.push(src);
     await createTimeBasedTable(src);
-  });
-  afterAll(async () => {
-    await Promise.all(procs.map((p) => p.kill('SIGKILL')));
-    await app?.queues.queues['warehouse-sync'].obliterate({ force: true });
-    await app?.close();
-    await src?.cleanup();
-    await t?.destroy();
   });
 
   it(`resumes after kill -9, reads the rows that arrived meanwhile, and the project holds all ${TOTAL} rows once`, async () => {
+    const { t, app, procs } = f;
     const p = await seedProject(t.db);
     const api: Api = { url: app.url, basic: p.basic, projectId: p.id };
     await appendEvRows(src, 0, BASE);
