@@ -9,6 +9,7 @@
 import { canonicalJson } from './canonical-json.js';
 import type { ExperimentPermissions } from './experiment-permissions.js';
 import type { ExperimentStatus } from './experiment-state.js';
+import { isoTime, isoTimeOrNull } from './iso-time.js';
 
 /** Who acted: a service account, as it was when it acted. */
 export interface ExperimentActor {
@@ -102,20 +103,18 @@ export const EXPERIMENT_CONTENT_TYPE = 'experiment';
 /** Keys of `settings` the service owns. */
 export const RESERVED_SETTINGS = ['archived', 'archived_at', 'decision'] as const;
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 /** The reserved part of `settings` as the public form shows it. */
 export function reservedSettings(rec: Pick<ExperimentRecord, 'archivedAt' | 'decision'>): Record<string, unknown> {
   const d = rec.decision;
   return {
     archived: rec.archivedAt !== null,
-    archived_at: isoOrNull(rec.archivedAt),
+    archived_at: isoTimeOrNull(rec.archivedAt),
     decision: d && {
       success: d.success,
       variant: d.variant,
       message: d.message,
-      decided_at: iso(d.decidedAt),
+      decided_at: isoTime(d.decidedAt),
       decided_by_id: d.decidedById,
     },
   };
@@ -153,12 +152,12 @@ export function toExperimentApi(rec: ExperimentRecord, perms: ExperimentPermissi
     name: rec.name,
     content_type: rec.contentType,
     description: rec.description,
-    created: iso(rec.created),
+    created: isoTime(rec.created),
     creator_id: rec.creator?.id ?? null,
     creator_name: rec.creator?.name ?? null,
     creator_email: rec.creator?.email ?? null,
-    modified: iso(rec.modified),
-    deleted: isoOrNull(rec.deleted),
+    modified: isoTime(rec.modified),
+    deleted: isoTimeOrNull(rec.deleted),
     is_favorited: rec.isFavorited,
     pinned_date: rec.pinnedDate,
     tags: rec.tags,
@@ -180,8 +179,8 @@ export function toExperimentApi(rec: ExperimentRecord, perms: ExperimentPermissi
     settings: { ...rec.settings, ...reservedSettings(rec) },
     exposures_cache: rec.exposuresCache,
     results_cache: rec.resultsCache,
-    start_date: isoOrNull(rec.startDate),
-    end_date: isoOrNull(rec.endDate),
+    start_date: isoTimeOrNull(rec.startDate),
+    end_date: isoTimeOrNull(rec.endDate),
     feature_flag: rec.featureFlag,
   };
 }

@@ -4,8 +4,8 @@
  */
 import type { DbOrTrx } from '../db/knex.js';
 import { listDays, totalsOf, type DayRow, type MigrationRow } from '../db/migration-runs.repo.js';
+import { isoTimeOrNull } from '../domain/iso-time.js';
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 function dayView(d: DayRow) {
   return {
@@ -53,9 +53,9 @@ export async function migrationView(db: DbOrTrx, m: MigrationRow, options: { day
     workers: [...new Set(days.map((d) => d.worker).filter((w): w is string => w !== null))].sort(),
     error: m.error,
     log: m.log,
-    created_at: iso(m.createdAt),
-    started_at: iso(m.startedAt),
-    finished_at: iso(m.finishedAt),
+    created_at: isoTimeOrNull(m.createdAt),
+    started_at: isoTimeOrNull(m.startedAt),
+    finished_at: isoTimeOrNull(m.finishedAt),
   };
   if (!options.days) return view;
   return { ...view, days: days.map(dayView) };

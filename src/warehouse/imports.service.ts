@@ -28,6 +28,7 @@ import {
 import { NotFoundError, ValidationError } from '../lib/errors.js';
 import { getSource, withSourceConnector, type SourceDeps } from './sources.service.js';
 import { triggerRun, type TriggerDeps } from './runs.service.js';
+import { isoTime, isoTimeOrNull } from '../domain/iso-time.js';
 
 function bad(problems: string[]): ValidationError {
   return new ValidationError(400, problems.join('; '), { problems });
@@ -38,8 +39,8 @@ export function publicImport(imp: WarehouseImport): Record<string, unknown> {
   const out: Record<string, unknown> = { id: imp.id, ...def, paused: imp.paused };
   if (json.length > 0) out.json_properties_column_name = json.length === 1 ? json[0] : json;
   if (def.sync_mode === 'time_based') out.watermark = imp.watermark;
-  out.created = new Date(imp.createdAt).toISOString();
-  out.updated = new Date(imp.updatedAt).toISOString();
+  out.created = isoTime(imp.createdAt);
+  out.updated = isoTime(imp.updatedAt);
   return out;
 }
 
@@ -152,7 +153,6 @@ export async function manualSync(deps: TriggerDeps, projectId: number, id: numbe
   return (await triggerRun(deps, imp, 'manual')).run;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /**
  * A run as history shows it. `partitions`: {total, done} of a partitioned run (an unpartitioned
@@ -166,9 +166,9 @@ export function publicRun(run: SyncRun, parts?: PartitionSummary): Record<string
     job_id: run.jobId,
     trigger: run.trigger,
     status: run.status,
-    queued_time: iso(run.createdAt),
-    start_time: iso(run.startedAt),
-    end_time: iso(run.finishedAt),
+    queued_time: isoTimeOrNull(run.createdAt),
+    start_time: isoTimeOrNull(run.startedAt),
+    end_time: isoTimeOrNull(run.finishedAt),
     num_events_imported: run.numImported,
     num_events_updated: run.numUpdated,
     num_events_deleted: run.numDeleted,
@@ -178,7 +178,7 @@ export function publicRun(run: SyncRun, parts?: PartitionSummary): Record<string
     rows_total: run.rowsTotal,
     progress_percent: percent,
     attempts: run.attempts,
-    schedule_slot: iso(run.slot),
+    schedule_slot: isoTimeOrNull(run.slot),
     error: run.error,
     partitions: parts ? { total: parts.total, done: parts.done } : { total: 1, done: run.status === 'SUCCEEDED' ? 1 : 0 },
     workers: parts ? parts.workers : run.worker ? [run.worker] : [],

@@ -12,6 +12,7 @@ import { rowIdOf } from '../domain/row-id.js';
 import { zodProblems } from '../domain/warehouse-import.js';
 import { NotFoundError, ValidationError } from '../lib/errors.js';
 import type { SecretBox } from '../lib/secrets.js';
+import { isoTime } from '../domain/iso-time.js';
 
 export interface SourceDeps {
   db: Db;
@@ -27,7 +28,7 @@ export interface PublicSource {
 }
 
 export function publicSource(s: WarehouseSource): PublicSource {
-  return { id: s.id, type: s.type, name: s.name, created: new Date(s.createdAt).toISOString() };
+  return { id: s.id, type: s.type, name: s.name, created: isoTime(s.createdAt) };
 }
 
 const sourceInput = z

@@ -25,13 +25,10 @@ import type { AppDeps } from '../deps.js';
 import { requireResidency } from '../ingest-auth.js';
 import { surface } from '../surface.js';
 import { bodyToFile, contentEncodingOf } from '../request-body.js';
+import { isoTimeOrNull } from '../../domain/iso-time.js';
 
 const WRITERS = ['owner', 'admin'] as const;
 const ID = /^[0-9a-f-]{36}$/;
-
-function iso(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
-}
 
 /**
  * The public view of a run: no file path, nothing internal. `partitions` {total, done} and
@@ -58,9 +55,9 @@ export function batchImportView(run: BatchImport, parts?: PartitionSummary) {
     attempts: run.attempts,
     file_bytes: run.fileBytes,
     created_by: run.createdBy,
-    created: iso(run.createdAt),
-    started: iso(run.startedAt),
-    finished: iso(run.finishedAt),
+    created: isoTimeOrNull(run.createdAt),
+    started: isoTimeOrNull(run.startedAt),
+    finished: isoTimeOrNull(run.finishedAt),
     partitions: parts ? { total: parts.total, done: parts.done } : { total: 1, done: run.status === 'succeeded' ? 1 : 0 },
     workers: parts?.workers ?? [],
     log: run.log,

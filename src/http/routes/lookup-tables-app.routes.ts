@@ -31,6 +31,7 @@ import { assertResidency } from '../ingest-auth.js';
 import { readJsonBody } from '../request-body.js';
 import { surface } from '../surface.js';
 import { lookupTableIdOf } from './lookup-tables.routes.js';
+import { isoTimeOrNull } from '../../domain/iso-time.js';
 
 const MAX_BODY_BYTES = 64 * 1024;
 const name = z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
@@ -57,15 +58,14 @@ async function bodyOf<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
   return parsed.data;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 async function present(db: DbOrTrx, t: LookupTable) {
   return {
     id: t.id,
     name: t.name,
     mapped_property: t.mappedProperty,
-    created: iso(t.createdAt),
-    last_replaced: iso(t.replacedAt),
+    created: isoTimeOrNull(t.createdAt),
+    last_replaced: isoTimeOrNull(t.replacedAt),
     num_rows: await countLookupRows(db, t.id),
   };
 }
