@@ -122,7 +122,10 @@ describe.each(crossKinds(dbKinds()))('batch import crash safety on %s, queues on
     expect(paused.recordsDone).toBeLessThan(n);
     expect(await countEvents(t.db, project.id)).toBe(paused.recordsDone);
     const job = await app.queues.getJob('batch-import', paused.jobId);
-    expect(await job!.getState()).toBe('waiting');
+    // Handed back to `wait`. Seen once in CI: `active`, when a fetch already in flight as the
+    // worker closed took the handed-back job and the process then exited; the next worker's
+    // stalled-job check returns it once its lock lapses, which the resume below covers.
+    expect(['waiting', 'active']).toContain(await job!.getState());
     expect(job!.attemptsMade).toBe(0);
 
     await startWorker();
