@@ -38,6 +38,10 @@ describe('profile list operations (domain)', () => {
 
 describe('profile list limits over /engage', () => {
   const w = tenantApp();
+  // The slowest probe allowed. The probe shares this process with the client that builds the
+  // request, and in CI the CPU with other test files: 640 ms was seen once. The blocking this
+  // guards against took seconds.
+  const PROBE_BOUND_MS = 1500;
 
   const engage = (updates: unknown[]) =>
     fetch(`${w.app.url}/engage?verbose=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(updates) });
@@ -62,7 +66,7 @@ describe('profile list limits over /engage', () => {
     ];
     const { result, worstMs } = await whileProbing(`${w.app.url}/healthz`, () => engage(updates));
     expect(result.status).toBe(400);
-    expect(worstMs).toBeLessThan(500);
+    expect(worstMs).toBeLessThan(PROBE_BOUND_MS);
   });
 
   it('a full request of list operations on a full list finishes fast, other clients keep being answered', async () => {
@@ -75,7 +79,7 @@ describe('profile list limits over /engage', () => {
     const { result, worstMs } = await whileProbing(`${w.app.url}/healthz`, () => engage(updates));
     expect(result.status).toBe(200);
     expect(performance.now() - started).toBeLessThan(5000);
-    expect(worstMs).toBeLessThan(500);
+    expect(worstMs).toBeLessThan(PROBE_BOUND_MS);
     const stored = await findProfile(w.t.db, w.p.id, { kind: 'user', distinctId: 'big' });
     expect((stored?.properties.l as unknown[]).length).toBe(MAX_LIST_ITEMS - 10);
   });
