@@ -24,6 +24,7 @@ import type { SecretBox } from '../src/lib/secrets.js';
 import { catalogNameOf, isJobName, jobCatalog, QUEUE_NAMES, type JobName, type QueueName } from '../src/queue/catalog.js';
 import type { JobQueues } from '../src/queue/queues.js';
 import type { RedisClient } from '../src/queue/redis-connection.js';
+import { logLine } from '../src/domain/sync-log.js';
 import { FetchWatchdog } from './fetch-watchdog.js';
 import type { JobContext, JobHandler } from './types.js';
 
@@ -152,10 +153,13 @@ export class WorkerRuntime {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.shutdown.abort(new Error('worker shutting down'));
-      // After the abort, so handlers start checkpointing while a look in flight finishes.
-      await this.watchdog?.stop();
+      // Close the BullMQ workers in the same tick as the abort, before anything is awaited: a
+      // Worker fetches its next job as soon as a handler returns unless it is already closing,
+      // and that fetch would take the job the handler has just handed back to `wait`.
       const slots = [...this.slots.values()];
-      await Promise.all(slots.map((s) => s.worker.close().catch((err) => this.deps.log.warn({ err: errorMessage(err) }, 'worker close failed'))));
+      const closed = Promise.all(slots.map((s) => s.worker.close().catch((err) => this.deps.log.warn({ err: errorMessage(err) }, 'worker close failed'))));
+      await this.watchdog?.stop();
+      await closed;
       await Promise.all(slots.map((s) => s.connection.quit().catch(() => s.connection.disconnect())));
       await Promise.all(this.retiring);
       this.deps.log.info('worker stopped');
@@ -219,7 +223,7 @@ export class WorkerRuntime {
       },
       parentProgress: job.parent ? (value) => this.parentProgress(job, value, log) : undefined,
       logLine: async (line) => {
-        await job.log(`${new Date().toISOString()} ${line}`).catch((err) => log.debug({ err: errorMessage(err) }, 'log line not recorded'));
+        await job.log(logLine(Date.now(), line)).catch((err) => log.debug({ err: errorMessage(err) }, 'log line not recorded'));
       },
     };
 
