@@ -5,6 +5,7 @@
  * same chunk — the loser's transaction rolls back with its inserts.
  */
 import { parseJson, toJson, toNumber, type Db, type DbOrTrx } from './knex.js';
+import { logLine } from '../domain/sync-log.js';
 
 export type BatchImportType = 'events' | 'people' | 'groups';
 export type BatchImportFormat = 'ndjson' | 'json' | 'csv';
@@ -117,10 +118,6 @@ export async function createBatchImport(db: DbOrTrx, n: NewBatchImport): Promise
     updated_at: n.now,
   });
   return (await findBatchImport(db, n.id))!;
-}
-
-export function logLine(now: number, line: string): string {
-  return `${new Date(now).toISOString()} ${line}`;
 }
 
 export async function findBatchImport(db: DbOrTrx, id: string): Promise<BatchImport | undefined> {

@@ -5,6 +5,7 @@
  * contend on the parent row.
  */
 import { dialect, parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
+import { logLine } from '../domain/sync-log.js';
 
 export type MigrationStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 export type MigrationPhase = 'count' | 'load' | 'finalize' | 'done';
@@ -309,7 +310,7 @@ export async function markFailed(db: DbOrTrx, id: string, message: string, now: 
 export async function appendLog(db: DbOrTrx, id: string, line: string, now: number): Promise<void> {
   const row = await db('migrations').where({ id }).select('log').first();
   if (!row) return;
-  const log = [...(parseJson<string[]>(row.log) ?? []), `${new Date(now).toISOString()} ${line}`].slice(-LOG_LIMIT);
+  const log = [...(parseJson<string[]>(row.log) ?? []), logLine(now, line)].slice(-LOG_LIMIT);
   await db('migrations').where({ id }).update({ log: toJson(log), updated_at: now });
 }
 

@@ -2,6 +2,8 @@
  * The bounded log of a sync run: the first lines (where the run says what it is) and the latest
  * lines are kept; the middle is replaced by one marker line saying how many were dropped.
  */
+import { isoTime } from './iso-time.js';
+
 export const SYNC_LOG_MAX_LINES = 200;
 const HEAD = 20;
 const MARKER = /^… (\d+) earlier lines omitted$/;
@@ -20,7 +22,7 @@ export function appendLog(log: readonly string[], lines: readonly string[], max 
   return [...head, `… ${dropped} earlier lines omitted`, ...tail];
 }
 
-/** A log line with a UTC timestamp prefix. */
+/** A run's log line (syncs, batch imports, migrations, job logs) with a UTC timestamp prefix. */
 export function logLine(now: number, text: string): string {
-  return `${new Date(now).toISOString()} ${text}`;
+  return `${isoTime(now)} ${text}`;
 }
