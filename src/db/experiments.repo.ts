@@ -124,8 +124,8 @@ export async function* liveExperimentPages(db: DbOrTrx, workspaceId: number, pag
     const q = db(TABLE).where({ workspace_id: workspaceId }).whereNull('deleted');
     if (after) {
       const { created, id } = after;
-      // `created <= c` first: a bound the (workspace_id, deleted, created) index can seek to,
-      // so a page reads about a page, not the workspace sorted again.
+      // `created <= c` first: a bound the listing-order index (migration 012) can seek to, so a
+      // page reads about a page in order, not the rest of the workspace sorted again.
       q.andWhere('created', '<=', created).andWhere((w) => w.where('created', '<', created).orWhere('id', '>', id));
     }
     const rows = await q

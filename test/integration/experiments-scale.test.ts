@@ -1,6 +1,7 @@
 /**
  * A workspace with 10k experiments lists in one response (streamed a page at a time), which
- * still matches the OpenAPI document; the pages hold exactly the one-query listing.
+ * still matches the OpenAPI document; the pages hold exactly the one-query listing; and each
+ * page reads its own rows in index order (no page sorts what is left of the workspace).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertExperiments, listLiveExperiments, liveExperimentPages } from '../../src/db/experiments.repo.js';
@@ -63,4 +64,37 @@ describe.each(dbKinds())('10k experiments on %s', (kind) => {
     expect(pages.flat()).toEqual(whole);
     expect(pages.map((pg) => pg.length)).toEqual([2, 2, 2, 2, 2, 1]);
   });
+
+  it("reads each page in the listing's index order, without sorting the rest of the workspace", async () => {
+    const p = await seedProject(t.db);
+    const sa = await t.db('service_accounts').where({ username: p.sa.username }).first();
+    const actor = { id: Number(sa.id), name: p.sa.username, email: null };
+    await insertExperiments(t.db, syntheticExperiments(p.workspace_id, actor, 3000));
+    if (kind === 'postgres') await t.db.raw('ANALYZE experiments');
+    const statements: { sql: string; bindings: unknown[] }[] = [];
+    const capture = (q: { sql: string; bindings?: unknown[] }) => {
+      // knex reports Postgres' numbered placeholders; they are in order, so `?` stands for each again.
+      if (/from [`"]experiments[`"]/i.test(q.sql)) statements.push({ sql: q.sql.replace(/\$\d+/g, '?'), bindings: q.bindings ?? [] });
+    };
+    t.db.on('query', capture);
+    let listed = 0;
+    try {
+      for await (const page of liveExperimentPages(t.db, p.workspace_id, 500)) listed += page.length;
+    } finally {
+      t.db.off('query', capture);
+    }
+    expect(listed).toBe(3000);
+    expect(statements).toHaveLength(7);
+    for (const { sql, bindings } of statements) {
+      const plan = await explain(sql, bindings);
+      expect(plan, plan).toContain('experiments_live_order');
+      expect(plan, plan).not.toMatch(/sort|temp b-tree/i);
+    }
+  });
+
+  /** The statement's plan as text: Postgres' JSON plan, or SQLite's query plan lines. */
+  async function explain(sql: string, bindings: unknown[]): Promise<string> {
+    if (kind === 'postgres') return JSON.stringify((await t.db.raw(`EXPLAIN (FORMAT JSON) ${sql}`, bindings)).rows[0]['QUERY PLAN']);
+    return ((await t.db.raw(`EXPLAIN QUERY PLAN ${sql}`, bindings)) as { detail: string }[]).map((r) => r.detail).join('\n');
+  }
 });

@@ -10,6 +10,7 @@ import * as m008 from './008-event-store-identity.js';
 import * as m009 from './009-migration-day-workers.js';
 import * as m010 from './010-mirror.js';
 import * as m011 from './011-identity-links-user-index.js';
+import * as m012 from './012-experiments-listing-order.js';
 
 /**
  * Every migration, by name. Names sort in apply order; append new ones with the next number.
@@ -26,4 +27,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '009-migration-day-workers': m009,
   '010-mirror': m010,
   '011-identity-links-user-index': m011,
+  '012-experiments-listing-order': m012,
 };
