@@ -10,6 +10,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
 import { syntheticExperiments } from '../helpers/experiments-fixture.js';
 import { ContractClient } from '../helpers/openapi-contract.js';
+import { capturedStatements, type Statement } from '../helpers/sql-statements.js';
 
 const N = 10_000;
 
@@ -71,18 +72,10 @@ describe.each(dbKinds())('10k experiments on %s', (kind) => {
     const actor = { id: Number(sa.id), name: p.sa.username, email: null };
     await insertExperiments(t.db, syntheticExperiments(p.workspace_id, actor, 3000));
     if (kind === 'postgres') await t.db.raw('ANALYZE experiments');
-    const statements: { sql: string; bindings: unknown[] }[] = [];
-    const capture = (q: { sql: string; bindings?: unknown[] }) => {
-      // knex reports Postgres' numbered placeholders; they are in order, so `?` stands for each again.
-      if (/from [`"]experiments[`"]/i.test(q.sql)) statements.push({ sql: q.sql.replace(/\$\d+/g, '?'), bindings: q.bindings ?? [] });
-    };
-    t.db.on('query', capture);
     let listed = 0;
-    try {
+    const statements = await capturedStatements(t.db, /from [`"]experiments[`"]/i, async () => {
       for await (const page of liveExperimentPages(t.db, p.workspace_id, 500)) listed += page.length;
-    } finally {
-      t.db.off('query', capture);
-    }
+    });
     expect(listed).toBe(3000);
     expect(statements).toHaveLength(7);
     for (const { sql, bindings } of statements) {
@@ -93,7 +86,7 @@ describe.each(dbKinds())('10k experiments on %s', (kind) => {
   });
 
   /** The statement's plan as text: Postgres' JSON plan, or SQLite's query plan lines. */
-  async function explain(sql: string, bindings: unknown[]): Promise<string> {
+  async function explain(sql: string, bindings: Statement['bindings']): Promise<string> {
     if (kind === 'postgres') return JSON.stringify((await t.db.raw(`EXPLAIN (FORMAT JSON) ${sql}`, bindings)).rows[0]['QUERY PLAN']);
     return ((await t.db.raw(`EXPLAIN QUERY PLAN ${sql}`, bindings)) as { detail: string }[]).map((r) => r.detail).join('\n');
   }

@@ -11,6 +11,7 @@ import { emptyEventRows } from '../../src/store/event-rows.js';
 import { createEventStore } from '../../src/store/create-event-store.js';
 import type { EventStore } from '../../src/store/event-store.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
+import { capturedStatements } from '../helpers/sql-statements.js';
 
 const T0 = Date.UTC(2026, 0, 5);
 const EVENTS = 6000;
@@ -58,29 +59,21 @@ describe.runIf(dbKinds().includes('postgres'))('PostgreSQL reads right after a b
   afterAll(async () => t?.destroy());
 
   it('the export scan resolves each event by one primary-key probe of identity_links', async () => {
-    const statements: { sql: string; bindings: unknown[] }[] = [];
-    const capture = (q: { sql: string; bindings?: unknown[] }) => {
-      // knex reports Postgres' numbered placeholders; they are in order, so `?` stands for each again.
-      if (/FROM events e/.test(q.sql)) statements.push({ sql: q.sql.replace(/\$\d+/g, '?'), bindings: q.bindings ?? [] });
-    };
-    t.db.on('query', capture);
     let scanned = 0;
     const resolved = new Set<string>();
-    try {
+    const statements = await capturedStatements(t.db, /FROM events e/, async () => {
       for await (const page of store.scan({ projectId, fromMs: T0, toMs: T0 + EVENTS * 1000, pageSize: 1000 })) {
         scanned += page.length;
         for (const e of page) resolved.add(e.resolvedId);
       }
-    } finally {
-      t.db.off('query', capture);
-    }
+    });
     expect(scanned).toBe(EVENTS);
     // Every device got linked (600 links to 600 devices, first link wins): no event keeps its own id.
     expect([...resolved].every((id) => id.startsWith('u'))).toBe(true);
     expect(statements.length).toBeGreaterThan(1);
 
     const last = statements.at(-1)!;
-    const explained = await t.db.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${last.sql}`, last.bindings as never[]);
+    const explained = await t.db.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${last.sql}`, last.bindings);
     const plan = nodes(explained.rows[0]['QUERY PLAN'][0].Plan as PlanNode);
     const linkScans = plan.filter((n) => n['Relation Name'] === 'identity_links');
     expect(linkScans.length).toBeGreaterThan(0);
