@@ -2,7 +2,7 @@
  * Mirror updates and deletes by `(project_id, insert_id)` (event-store.ts). The dedupe index
  * starts with those two columns (migration 007), so each key is one index range.
  */
-import type { DbOrTrx } from '../../db/knex.js';
+import { dialect, type DbOrTrx } from '../../db/knex.js';
 import { selectEventRows, type EventRows } from '../event-rows.js';
 import { insertEventRows } from './sql-write.js';
 
@@ -14,9 +14,13 @@ export async function deleteKeys(trx: DbOrTrx, projectId: number, insertIds: rea
   let found = 0;
   for (let i = 0; i < unique.length; i += CHUNK) {
     const part = unique.slice(i, i + CHUNK);
-    const present = await trx('events').where('project_id', projectId).whereIn('insert_id', part).countDistinct({ n: 'insert_id' }).first();
-    found += Number(present?.n ?? 0);
-    await trx('events').where('project_id', projectId).whereIn('insert_id', part).del();
+    // One pass over the keys' rows: what was deleted says which ids were stored (an id may have
+    // several rows, one per event name, distinct id or time).
+    // Raw: knex's delete on better-sqlite3 answers the count even with `returning`.
+    const sql = `DELETE FROM events WHERE project_id = ? AND insert_id IN (${part.map(() => '?').join(',')}) RETURNING insert_id`;
+    const result: unknown = await trx.raw(sql, [projectId, ...part]);
+    const deleted = (dialect(trx) === 'postgres' ? (result as { rows: unknown }).rows : result) as { insert_id: string }[];
+    found += new Set(deleted.map((r) => r.insert_id)).size;
   }
   return found;
 }
