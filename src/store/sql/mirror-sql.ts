@@ -1,6 +1,6 @@
 /**
  * Mirror updates and deletes by `(project_id, insert_id)` (event-store.ts). The dedupe index
- * starts with those two columns (migration 007), so each key is one index range.
+ * starts with those two columns (migration 008), so each key is one index range.
  */
 import { dialect, type DbOrTrx } from '../../db/knex.js';
 import { selectEventRows, type EventRows } from '../event-rows.js';
