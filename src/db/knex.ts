@@ -86,6 +86,11 @@ export function dialect(db: DbOrTrx): Dialect {
   return (db.client.config.client as string) === 'pg' ? 'postgres' : 'sqlite';
 }
 
+/** The rows of a `db.raw` result: pg answers `{ rows }`, better-sqlite3 the array itself. */
+export function rawRows<T = Record<string, unknown>>(db: DbOrTrx, result: unknown): T[] {
+  return (dialect(db) === 'postgres' ? (result as { rows: T[] }).rows : (result as T[])) ?? [];
+}
+
 /** JSON columns are text in SQLite and jsonb in Postgres; pg parses jsonb for us. */
 export function parseJson<T = Record<string, unknown>>(value: unknown): T {
   if (value === null || value === undefined) return value as T;

@@ -103,7 +103,6 @@ export const EXPERIMENT_CONTENT_TYPE = 'experiment';
 /** Keys of `settings` the service owns. */
 export const RESERVED_SETTINGS = ['archived', 'archived_at', 'decision'] as const;
 
-
 /** The reserved part of `settings` as the public form shows it. */
 export function reservedSettings(rec: Pick<ExperimentRecord, 'archivedAt' | 'decision'>): Record<string, unknown> {
   const d = rec.decision;

@@ -6,7 +6,6 @@ import type { DbOrTrx } from '../db/knex.js';
 import { listDays, totalsOf, type DayRow, type MigrationRow } from '../db/migration-runs.repo.js';
 import { isoTimeOrNull } from '../domain/iso-time.js';
 
-
 function dayView(d: DayRow) {
   return {
     day: d.day,

@@ -153,7 +153,6 @@ export async function manualSync(deps: TriggerDeps, projectId: number, id: numbe
   return (await triggerRun(deps, imp, 'manual')).run;
 }
 
-
 /**
  * A run as history shows it. `partitions`: {total, done} of a partitioned run (an unpartitioned
  * run is one partition); `workers`: the "host:pid" of every worker that ran a part of it.

@@ -58,7 +58,6 @@ async function bodyOf<T>(req: Request, schema: z.ZodType<T>): Promise<T> {
   return parsed.data;
 }
 
-
 async function present(db: DbOrTrx, t: LookupTable) {
   return {
     id: t.id,

@@ -2,7 +2,7 @@
  * Mirror updates and deletes by `(project_id, insert_id)` (event-store.ts). The dedupe index
  * starts with those two columns (migration 008), so each key is one index range.
  */
-import { dialect, type DbOrTrx } from '../../db/knex.js';
+import { rawRows, type DbOrTrx } from '../../db/knex.js';
 import { selectEventRows, type EventRows } from '../event-rows.js';
 import { insertEventRows } from './sql-write.js';
 
@@ -18,8 +18,7 @@ export async function deleteKeys(trx: DbOrTrx, projectId: number, insertIds: rea
     // several rows, one per event name, distinct id or time).
     // Raw: knex's delete on better-sqlite3 answers the count even with `returning`.
     const sql = `DELETE FROM events WHERE project_id = ? AND insert_id IN (${part.map(() => '?').join(',')}) RETURNING insert_id`;
-    const result: unknown = await trx.raw(sql, [projectId, ...part]);
-    const deleted = (dialect(trx) === 'postgres' ? (result as { rows: unknown }).rows : result) as { insert_id: string }[];
+    const deleted = rawRows<{ insert_id: string }>(trx, await trx.raw(sql, [projectId, ...part]));
     found += new Set(deleted.map((r) => r.insert_id)).size;
   }
   return found;

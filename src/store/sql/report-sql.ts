@@ -5,7 +5,7 @@
  * is, `undefined` for a missing property, JSON text for everything else, and each distinct
  * element of a non-empty list.
  */
-import { dialect, toNumber, type Db, type DbOrTrx, type Dialect } from '../../db/knex.js';
+import { dialect, rawRows, toNumber, type Db, type DbOrTrx, type Dialect } from '../../db/knex.js';
 import { DAY_MS, type Unit } from '../../domain/time-buckets.js';
 import type { ReportCell, ReportQuery } from '../event-store.js';
 import { planSegment, planWhere } from '../where-plan.js';
@@ -113,7 +113,7 @@ export async function reportSql(db: DbOrTrx, q: ReportQuery): Promise<ReportCell
   // Bindings in text order: the label (select list), the FROM addition, the filter.
   const bindings = [...seg.labelBindings, ...seg.fromBindings, ...filter.bindings];
   const rows = (d === 'postgres' ? await withoutJit(db, sql, bindings) : await db.raw(sql, bindings)) as unknown;
-  const list = (d === 'postgres' ? (rows as { rows: Record<string, unknown>[] }).rows : (rows as Record<string, unknown>[])) ?? [];
+  const list = rawRows(db, rows);
   return list.map((r) => {
     const n = toNumber(r.n);
     const u = resolve ? toNumber(r.u) : 0;

@@ -4,7 +4,7 @@
  * migration 006) — so each page is an index range scan and nothing holds a cursor (or the single
  * SQLite connection) between pages.
  */
-import { dialect, parseJson, toNumber, type DbOrTrx } from '../../db/knex.js';
+import { dialect, parseJson, rawRows, toNumber, type DbOrTrx } from '../../db/knex.js';
 import type { ScanQuery, StoredEvent } from '../event-store.js';
 import { planWhere } from '../where-plan.js';
 import { filterSql, RESOLVED_ID_LOOKUP } from './filter-sql.js';
@@ -24,8 +24,7 @@ export async function* scanSql(db: DbOrTrx, q: ScanQuery): AsyncGenerator<Stored
       `SELECT e.id, e.event, e.distinct_id, e.time, e.insert_id, e.properties, ${RESOLVED_ID_LOOKUP} AS resolved_id ` +
       `FROM events e WHERE ${filter.sql}${keyset} ORDER BY e.time, e.id LIMIT ?`;
     const bindings: Binding[] = [...filter.bindings, ...(after ? [after.time, after.id] : []), q.pageSize];
-    const res = (await db.raw(sql, bindings)) as unknown;
-    const rows = d === 'postgres' ? (res as { rows: Record<string, unknown>[] }).rows : (res as Record<string, unknown>[]);
+    const rows = rawRows(db, await db.raw(sql, bindings));
     if (rows.length === 0) return;
     const last = rows[rows.length - 1]!;
     after = { time: toNumber(last.time), id: toNumber(last.id) };
