@@ -12,7 +12,7 @@
  */
 import type { ProfileState } from '../domain/profile-ops.js';
 import type { ProfileKey, ProfileKind } from '../domain/profile-update.js';
-import { dialect, parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
+import { dialect, parseJson, rawRows, toJson, toNumber, type DbOrTrx } from './knex.js';
 
 const TABLES = {
   user: { table: 'profiles', cols: ['distinct_id'], lockSpace: 0x70726f66 },
@@ -102,7 +102,7 @@ export async function loadProfileStates(
   if (dialect(db) === 'postgres') {
     for (const part of chunks(unique, PG_CHUNK)) {
       const res = await db.raw(pgLoadSql(kind), [...cols.map((_, i) => part.map((k) => idsOf(k)[i]!)), projectId]);
-      for (const row of (res as { rows: Record<string, unknown>[] }).rows) out.set(cols.map((c) => row[c] as string).join('\u0000'), stateOf(row));
+      for (const row of rawRows(db, res)) out.set(cols.map((c) => row[c] as string).join('\u0000'), stateOf(row));
     }
     return out;
   }

@@ -14,6 +14,7 @@ import {
 } from '../db/sync-runs.repo.js';
 import type { Db } from '../db/knex.js';
 import type { WarehouseImport } from '../db/warehouse.repo.js';
+import { isoTime } from '../domain/iso-time.js';
 import { logLine } from '../domain/sync-log.js';
 import type { Logger } from '../lib/logger.js';
 import { warehouseSyncJobId } from '../queue/job-ids.js';
@@ -70,7 +71,7 @@ export async function triggerRun(deps: TriggerDeps, imp: WarehouseImport, trigge
     const now = Date.now();
     const id = crypto.randomUUID();
     const jobId = warehouseSyncJobId(id);
-    const what = trigger === 'scheduled' ? `scheduled sync for slot ${new Date(slot!).toISOString()}` : 'manual sync';
+    const what = trigger === 'scheduled' ? `scheduled sync for slot ${isoTime(slot!)}` : 'manual sync';
     const inserted = await insertRunIfFree(deps.db, {
       id,
       importId: imp.id,
@@ -107,7 +108,7 @@ export async function triggerRun(deps: TriggerDeps, imp: WarehouseImport, trigge
         slot,
         status: 'CANCELLED',
         jobId: warehouseSyncJobId(skipId),
-        log: [logLine(now, `scheduled sync for slot ${new Date(slot).toISOString()} ${reason}`)],
+        log: [logLine(now, `scheduled sync for slot ${isoTime(slot)} ${reason}`)],
         error: reason,
         now,
       });

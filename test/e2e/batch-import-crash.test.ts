@@ -48,7 +48,7 @@ describe.each(crossKinds(dbKinds()))('batch import crash safety on %s, queues on
     fs.rmSync(uploads, { recursive: true, force: true });
   });
 
-  const startWorker = () =>
+  const startWorker = (env: Record<string, string> = {}) =>
     startWorkerProcess(
       serviceEnv(t.url, app.config, {
         LOG_LEVEL: 'info',
@@ -57,6 +57,7 @@ describe.each(crossKinds(dbKinds()))('batch import crash safety on %s, queues on
         JOB_LOCK_MS: '2000',
         RECONCILE_INTERVAL_SEC: '2',
         SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+        ...env,
       }),
       running,
     );
@@ -108,7 +109,10 @@ describe.each(crossKinds(dbKinds()))('batch import crash safety on %s, queues on
 
   it('checkpoints and exits 0 on SIGTERM, then resumes in a later worker', async () => {
     const n = SIZES[kind].term;
-    const worker = await startWorker();
+    // A lock that outlives a slow chunk: on a loaded machine a 2 s lock can lapse while SQLite
+    // writes a chunk on the worker's thread, and a job whose lock lapsed cannot be handed back
+    // (the stall check recovers it instead), which is not what this test is about.
+    const worker = await startWorker({ JOB_LOCK_MS: '15000' });
     const id = await upload(n);
     await until(async () => (await runOf(id)).recordsDone >= 4000, 60_000, 20);
     const { code, ms } = await terminate(worker);

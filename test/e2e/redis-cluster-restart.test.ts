@@ -117,8 +117,12 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     return port;
   }
 
-  /** Takes the deployment's master down for ~2.5 s (/readyz: 503 meanwhile) and brings it back. */
-  async function restartPrefixMaster(): Promise<void> {
+  /**
+   * Takes the deployment's master down for ~2.5 s (/readyz: 503 meanwhile) and brings it back.
+   * `whileDown` runs once the master is down: the place to check the run is mid-way, since runs
+   * in flight go on writing meanwhile and finish quickly once the cluster is back.
+   */
+  async function restartPrefixMaster(whileDown: () => Promise<void>): Promise<void> {
     const port = await masterOfPrefix();
     expect(cluster.ports).toContain(port);
     await cluster.down(port);
@@ -129,6 +133,7 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
       return r.status === 503 ? ((await r.json()) as { checks: Record<string, string> }) : undefined;
     }, 10_000, 100);
     expect(ready.checks).toMatchObject({ database: 'ok', redis: expect.not.stringMatching(/^ok$/) });
+    await whileDown();
     await new Promise((r) => setTimeout(r, Math.max(0, 2500 - (Date.now() - t0))));
     await cluster.up();
   }
@@ -172,9 +177,9 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     const { results } = (await res.json()) as { results: { id: string; job_id: string } };
     await untilOrDump('batch-import', async () => (await findBatchImport(t.db, results.id))!.recordsDone >= BATCH_CHUNK_RECORDS, 60_000, 20);
 
-    await restartPrefixMaster();
-    const during = (await findBatchImport(t.db, results.id))!;
-    expect(during.recordsDone).toBeLessThan(N);
+    await restartPrefixMaster(async () => {
+      expect((await findBatchImport(t.db, results.id))!.recordsDone).toBeLessThan(N);
+    });
 
     const run = await until(async () => {
       const r = (await findBatchImport(t.db, results.id))!;
@@ -200,10 +205,13 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     const id = ((await res.json()) as { results: { migration_id: string } }).results.migration_id;
     const view = async () =>
       ((await (await fetch(`${app.url}/migrate/migrations/${id}`, { headers: { authorization: basicAuth(p.token) } })).json()) as { results: Record<string, any> }).results;
-    await untilOrDump('migration', async () => (await countEvents(t.db, p.id)) >= MIGRATION_EVENTS / 5 || undefined, 60_000, 20);
+    // As soon as the first events land: two workers take the other days quickly, and a loaded
+    // machine can take a second or two to stop the master.
+    await untilOrDump('migration', async () => (await countEvents(t.db, p.id)) > 0 || undefined, 60_000, 20);
 
-    await restartPrefixMaster();
-    expect(await countEvents(t.db, p.id)).toBeLessThan(MIGRATION_EVENTS);
+    await restartPrefixMaster(async () => {
+      expect(await countEvents(t.db, p.id)).toBeLessThan(MIGRATION_EVENTS);
+    });
 
     const done = await until(async () => {
       const v = await view();
@@ -222,8 +230,9 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     const { run_id } = await manualSync(api, importId);
     await untilOrDump('warehouse-sync', async () => Number((await t.db('sync_runs').where({ id: run_id }).first()).rows_read) >= SYNC_PARTITION_ROWS, 60_000, 20);
 
-    await restartPrefixMaster();
-    expect(Number((await t.db('sync_runs').where({ id: run_id }).first()).rows_read)).toBeLessThan(SYNC_ROWS);
+    await restartPrefixMaster(async () => {
+      expect(Number((await t.db('sync_runs').where({ id: run_id }).first()).rows_read)).toBeLessThan(SYNC_ROWS);
+    });
 
     const done = await waitForRun(api, importId, run_id, 150_000);
     expect(done).toMatchObject({ status: 'SUCCEEDED', rows_read: SYNC_ROWS, num_events_imported: SYNC_ROWS, num_deduplicated: 0, rows_skipped: 0, error: null });
