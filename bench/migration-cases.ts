@@ -102,7 +102,7 @@ export async function migration(args: MigrationCaseArgs): Promise<MigrationCaseR
     runtime = new WorkerRuntime({ config, db: o.db, events: benchEventStore(o.db), log: silentLogger, secrets: deps.secrets, queues, handlers, queueNames: ['migration'] }).start();
     await runtime.ready();
     const t0 = performance.now();
-    const { migration: m } = await createMigration(deps, 'amplitude', body);
+    const m = await createMigration(deps, 'amplitude', body);
     let countSeconds = 0;
     let row: Record<string, any>;
     for (;;) {

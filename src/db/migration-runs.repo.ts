@@ -191,26 +191,6 @@ export async function findMigration(db: DbOrTrx, id: string): Promise<MigrationR
   return row ? toMigration(row) : undefined;
 }
 
-/** A queued or running migration of the same project, source key, range and mode. */
-export async function findInFlightTwin(
-  db: DbOrTrx,
-  q: { projectId: number; sourceTool: string; sourceKeyHash: string; startDate: string; endDate: string; dryRun: boolean },
-): Promise<MigrationRow | undefined> {
-  const row = await db('migrations')
-    .where({
-      project_id: q.projectId,
-      source_tool: q.sourceTool,
-      source_key_hash: q.sourceKeyHash,
-      start_date: q.startDate,
-      end_date: q.endDate,
-      dry_run: q.dryRun,
-    })
-    .whereIn('status', ['queued', 'running'])
-    .orderBy('created_at', 'desc')
-    .first();
-  return row ? toMigration(row) : undefined;
-}
-
 /** The project's queued or running migration, if any (the oldest). */
 export async function findActiveMigration(db: DbOrTrx, projectId: number): Promise<MigrationRow | undefined> {
   const row = await db('migrations').where({ project_id: projectId }).whereIn('status', ['queued', 'running']).orderBy('created_at').first();

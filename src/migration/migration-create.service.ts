@@ -4,12 +4,12 @@
  * of every day. SQL first: if Redis is unreachable the run still exists and the reconciler
  * enqueues it later.
  *
- * Re-posting a migration that is still queued or running (same project, source API key, range
- * and dry-run flag) returns that run instead of starting a second one. Any other migration while
- * one is queued or running for the project is refused with 409 naming the active one: one
- * migration at a time per project, so one tenant cannot queue unbounded export downloads. Once a run has finished,
- * the same post starts a new run; it re-reads the source and stores nothing already stored
- * (events dedupe on their keys, profile `$set`s are latest-wins), so it only fills gaps.
+ * A second migration while one is queued or running for the project is refused with 409 naming
+ * the active one (CONTRACT §4), also when it is the very same request posted again: one migration
+ * at a time per project, so one tenant cannot queue unbounded export downloads, and a client that
+ * retries a post finds its run in the 409's `active_migration_id`. Once a run has finished, the
+ * same post starts a new run; it re-reads the source and stores nothing already stored (events
+ * dedupe on their keys, profile `$set`s are latest-wins), so it only fills gaps.
  */
 import { migrationLabel } from '../queue/job-labels.js';
 import crypto from 'node:crypto';
@@ -17,7 +17,7 @@ import type { Config } from '../../config/index.js';
 import { findProjectByToken } from '../db/accounts.repo.js';
 import type { Db } from '../db/knex.js';
 import type { Project } from '../db/accounts.repo.js';
-import { findActiveMigration, findInFlightTwin, findMigration, insertMigration, lockProjectMigrations, type MigrationRow } from '../db/migration-runs.repo.js';
+import { findActiveMigration, findMigration, insertMigration, lockProjectMigrations, type MigrationRow } from '../db/migration-runs.repo.js';
 import { daysBetween, parseMigrationRequest, SUPPORTED_SOURCE_TOOLS, type SourceTool } from '../domain/migration-request.js';
 import { errorMessage, ValidationError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
@@ -54,7 +54,7 @@ export async function createMigration(
   tool: SourceTool,
   body: unknown,
   now = Date.now(),
-): Promise<{ migration: MigrationRow; existing: boolean }> {
+): Promise<MigrationRow> {
   const parsed = parseMigrationRequest(tool, body, now);
   if (!parsed.ok) throw new ValidationError(400, parsed.message, parsed.field ? { field: parsed.field } : undefined);
   const req = parsed.request;
@@ -79,20 +79,20 @@ export async function createMigration(
   }
 
   const sourceKeyHash = sha256Hex(`${tool}\u0000${req.apiKey}`);
-  const twinQuery = { projectId: project.id, sourceTool: tool, sourceKeyHash, startDate: req.startDate, endDate: req.endDate, dryRun: req.dryRun };
   const id = crypto.randomUUID();
   const days = daysBetween(req.startDate, req.endDate);
   const sourceRegion = req.sourceRegion ?? (deps.config.REGION === 'EU' ? 'EU' : 'US');
-  const twin = await deps.db.transaction(async (trx) => {
+  await deps.db.transaction(async (trx) => {
     await lockProjectMigrations(trx, project.id);
-    const same = await findInFlightTwin(trx, twinQuery);
-    if (same) return same;
     const active = await findActiveMigration(trx, project.id);
     if (active) {
+      const same =
+        active.sourceTool === tool && active.sourceKeyHash === sourceKeyHash && active.startDate === req.startDate && active.endDate === req.endDate && active.dryRun === req.dryRun;
       throw new ValidationError(
         409,
-        `project ${project.id} already has an active migration: ${active.id} (${active.status}, ${active.startDate} to ${active.endDate}); ` +
-          'one migration runs at a time per project — wait for it to finish',
+        `project ${project.id} already has an active migration: ${active.id} (${active.status}, ${active.startDate} to ${active.endDate}` +
+          `${same ? ', this same migration' : ''}); one migration runs at a time per project — wait for it to finish ` +
+          `(GET /migrate/migrations/${active.id} shows its progress)`,
         { active_migration_id: active.id },
       );
     }
@@ -109,9 +109,7 @@ export async function createMigration(
       days,
       now,
     });
-    return undefined;
   });
-  if (twin) return { migration: twin, existing: true };
   deps.log.info({ migrationId: id, projectId: project.id, tool, startDate: req.startDate, endDate: req.endDate, dryRun: req.dryRun }, 'migration created');
   try {
     await enqueueCountJobs(deps.queues, project.id, id, days);
@@ -119,5 +117,5 @@ export async function createMigration(
     // The run is in SQL; the reconciler enqueues what Redis did not get.
     deps.log.warn({ migrationId: id, err: errorMessage(err) }, 'migration enqueue failed; the reconciler will retry');
   }
-  return { migration: (await findMigration(deps.db, id))!, existing: false };
+  return (await findMigration(deps.db, id))!;
 }

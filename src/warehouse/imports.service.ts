@@ -26,13 +26,9 @@ import {
   zodProblems,
 } from '../domain/warehouse-import.js';
 import { NotFoundError, ValidationError } from '../lib/errors.js';
-import { getSource, withSourceConnector, type SourceDeps } from './sources.service.js';
+import { bad, getSource, withSourceConnector, type SourceDeps } from './sources.service.js';
 import { triggerRun, type TriggerDeps } from './runs.service.js';
 import { isoTime, isoTimeOrNull } from '../domain/iso-time.js';
-
-function bad(problems: string[]): ValidationError {
-  return new ValidationError(400, problems.join('; '), { problems });
-}
 
 export function publicImport(imp: WarehouseImport): Record<string, unknown> {
   const { json_properties_column_name: json, ...def } = imp.definition;

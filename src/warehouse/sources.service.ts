@@ -39,7 +39,8 @@ const sourceInput = z
   })
   .strict();
 
-function bad(problems: string[]): ValidationError {
+/** A 400 listing every problem found (docs/warehouse.md: `problems`). */
+export function bad(problems: string[]): ValidationError {
   return new ValidationError(400, problems.join('; '), { problems });
 }
 
@@ -64,7 +65,7 @@ export async function withSourceConnector<T>(
   try {
     return await fn(connector);
   } catch (err) {
-    if (err instanceof WarehouseError) throw new ValidationError(400, `${what}: ${err.message}`);
+    if (err instanceof WarehouseError) throw bad([`${what}: ${err.message}`]);
     throw err;
   } finally {
     await connector.close().catch(() => {});

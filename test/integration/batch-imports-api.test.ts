@@ -134,6 +134,10 @@ describe.each(crossKinds(dbKinds()))('batch imports API on %s, queues on %s', (k
   it('lists runs and refuses what it must: 400, 401, 403, 404, 413, 415', async () => {
     const list = (await (await fetch(`${app.url}/api/app/projects/${owner.id}/batch-imports`, { headers: { authorization: owner.basic } })).json()) as { results: unknown[] };
     expect(list.results.length).toBeGreaterThanOrEqual(1);
+    for (const limit of ['abc', '0', '201', '2.5']) {
+      const refused = await fetch(`${app.url}/api/app/projects/${owner.id}/batch-imports?limit=${limit}`, { headers: { authorization: owner.basic } });
+      expect(refused.status).toBe(400);
+    }
 
     const nd = { 'content-type': 'application/x-ndjson' };
     expect((await post(owner, 'type=events', Buffer.from('{}'), nd, basicAuth('nobody', 'wrong'))).status).toBe(401);

@@ -92,18 +92,20 @@ describe.each(dbKinds())('migration HTTP API on %s', (kind) => {
   // One migration is active per project: earlier tests' runs (never worked on here) are ended first.
   const finishActive = () => t.db('migrations').where({ project_id: p.id }).whereIn('status', ['queued', 'running']).update({ status: 'succeeded' });
 
-  it('returns the in-flight run for a re-post; a dry run or another range meanwhile is a 409 naming it', async () => {
+  it('a second migration while one is active is a 409 naming it: the same post again, a dry run or another range', async () => {
     await finishActive();
     const body = { ...good(), START_DATE: '2024-01-01', END_DATE: '2024-01-03' };
     const a = await post(body);
-    const b = await post(body);
-    expect(b.status).toBe(202);
-    expect(b.body.results.migration_id).toBe(a.body.results.migration_id);
-    for (const next of [{ ...body, DRY_RUN: true }, { ...body, END_DATE: '2024-01-04' }]) {
+    expect(a.status).toBe(202);
+    for (const next of [body, { ...body, DRY_RUN: true }, { ...body, END_DATE: '2024-01-04' }]) {
       const refused = await post(next);
       expect(refused.status).toBe(409);
       expect(refused.body).toMatchObject({ status: 'error', active_migration_id: a.body.results.migration_id });
+      expect(refused.body.error).toContain(a.body.results.migration_id);
     }
+    expect((await post(body)).body.error).toMatch(/this same migration/);
+    const active = await t.db('migrations').where({ project_id: p.id }).whereIn('status', ['queued', 'running']).count({ n: '*' }).first();
+    expect(Number(active!.n)).toBe(1);
     await finishActive();
     const dry = await post({ ...body, DRY_RUN: true });
     expect(dry.status).toBe(202);

@@ -69,8 +69,10 @@ describe.each(dbKinds())('migration run on %s', (kind) => {
       results: { migration_id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'queued', start_date: START, end_date: END, dry_run: false },
     });
     const id = created.body.results.migration_id as string;
-    // A second identical post while the first is in flight is the same run.
-    expect((await post(p)).body.results.migration_id).toBe(id);
+    // A second identical post while the first is in flight is refused, naming the first.
+    const twin = await post(p);
+    expect(twin.status).toBe(409);
+    expect(twin.body.active_migration_id).toBe(id);
 
     const run = await drive();
     expect(run.jobs.filter((j) => j.error)).toEqual([]);

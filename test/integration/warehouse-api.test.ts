@@ -215,6 +215,7 @@ describe.each(crossKinds(dbKinds()))('warehouse API on %s, queues on %s', (kind,
         const res = await call(api, 'POST', '/imports', importBody(extra));
         expect(res.status, JSON.stringify(extra)).toBe(400);
         expect(res.body.error).toMatch(message);
+        expect(res.body.problems, JSON.stringify(extra)).toEqual(expect.arrayContaining([expect.stringMatching(message)]));
       }
       // A query whose time column comes straight from a NOT NULL column is fine for full_sync.
       const ok = await call(api, 'POST', '/imports', importBody({ table_params: { query: 'SELECT name, ts, user_id FROM ev' } }));
@@ -279,6 +280,13 @@ describe.each(crossKinds(dbKinds()))('warehouse API on %s, queues on %s', (kind,
       expect(missing.status).toBe(404);
       expect(missing.body).toMatchObject({ status: 'error', error: 'warehouse import 777777 not found in project ' + p.id });
       expect((await call(api, 'GET', '/imports/777777/history')).status).toBe(404);
+      // A limit that is not an integer in range is refused, not clamped into some other answer.
+      for (const limit of ['abc', '-1', '1.5', '0', '1001']) {
+        const refused = await call(api, 'GET', `/imports/${imp.body.results.id}/history?limit=${limit}`);
+        expect(refused.status).toBe(400);
+        expect(refused.body).toMatchObject({ status: 'error', error: expect.stringContaining("'limit'") });
+      }
+      expect((await call(api, 'GET', `/imports/${imp.body.results.id}/history?limit=1000`)).status).toBe(200);
     });
   });
 });

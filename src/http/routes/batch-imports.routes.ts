@@ -23,6 +23,7 @@ import { batchImportJobId } from '../../queue/job-ids.js';
 import { accessOf, requireProject } from '../auth-middleware.js';
 import type { AppDeps } from '../deps.js';
 import { requireResidency } from '../ingest-auth.js';
+import { integer, type Params } from '../read-back-params.js';
 import { surface } from '../surface.js';
 import { bodyToFile, contentEncodingOf } from '../request-body.js';
 import { isoTimeOrNull } from '../../domain/iso-time.js';
@@ -131,9 +132,7 @@ export function mountBatchImports(app: Express, deps: AppDeps): void {
   });
 
   router.get('/', async (req: Request, res: Response) => {
-    const raw = req.query.limit;
-    const limit = raw === undefined ? 50 : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new ValidationError(400, "query parameter 'limit' must be an integer from 1 to 200");
+    const limit = integer(req.query as Params, 'limit', { min: 1, max: 200, default: 50 })!;
     const runs = await listBatchImports(deps.db, accessOf(res).project.id, limit);
     const parts = await partitionSummaries(deps.db, 'batch-import', runs.map((r) => r.id));
     res.json({ status: 'ok', results: runs.map((r) => batchImportView(r, parts.get(r.id))) });

@@ -50,7 +50,7 @@ export function mountMigrate(app: Express, deps: AppDeps): void {
       : undefined;
     const body = await readJsonBody(req, MAX_BODY_BYTES);
     if (body === undefined) throw new ValidationError(400, 'the request body must be a JSON object with SOURCE_TOOL_API_KEY, SOURCE_TOOL_API_SECRET and SERVICE_TOKEN');
-    const { migration } = await createMigration({ ...deps, authorize }, tool, body);
+    const migration = await createMigration({ ...deps, authorize }, tool, body);
     res.status(202).json({
       status: 'ok',
       results: {

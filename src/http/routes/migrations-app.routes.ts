@@ -13,16 +13,10 @@ import { monthOf } from '../../domain/time-buckets.js';
 import { ValidationError } from '../../lib/errors.js';
 import { migrationView } from '../../migration/migration-view.js';
 import { accessOf, requireProject } from '../auth-middleware.js';
+import { integer, type Params } from '../read-back-params.js';
 import type { AppDeps } from '../deps.js';
 import { surface } from '../surface.js';
 import { migrationIdOf } from './migrate.routes.js';
-
-function limitOf(value: unknown): number {
-  if (value === undefined) return 50;
-  const n = typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > 200) throw new ValidationError(400, "'limit' must be an integer from 1 to 200");
-  return n;
-}
 
 function monthParam(value: unknown, now: number): string {
   if (value === undefined) return monthOf(now);
@@ -35,7 +29,7 @@ export function mountMigrationsApp(app: Express, deps: AppDeps): void {
 
   app.get('/api/app/projects/:pid/migrations', surface('app'), access, async (req, res) => {
     const { project } = accessOf(res);
-    const runs = await listMigrations(deps.db, project.id, limitOf(req.query.limit));
+    const runs = await listMigrations(deps.db, project.id, integer(req.query as Params, 'limit', { min: 1, max: 200, default: 50 })!);
     const results = [];
     for (const m of runs) results.push(await migrationView(deps.db, m));
     res.json({ status: 'ok', results });

@@ -23,6 +23,7 @@ import { accessOf, requireProject } from '../auth-middleware.js';
 import { readBody } from '../request-body.js';
 import type { AppDeps } from '../deps.js';
 import { requireResidency } from '../ingest-auth.js';
+import { integer, type Params } from '../read-back-params.js';
 import { surface } from '../surface.js';
 
 const WRITERS: readonly Role[] = ['owner', 'admin'];
@@ -99,7 +100,7 @@ export function mountWarehouse(app: Express, deps: AppDeps): void {
   });
   r.get('/imports/:importId/history', read, async (req, res) => {
     const id = parseId(req.params.importId, 'warehouse import');
-    const limit = Math.min(1000, Math.max(1, Number(req.query.limit ?? 100) || 100));
+    const limit = integer(req.query as Params, 'limit', { min: 1, max: 1000, default: 100 })!;
     ok(res, { runs: await importHistory(deps.db, projectId(res), id, limit) });
   });
 
