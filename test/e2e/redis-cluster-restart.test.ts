@@ -108,6 +108,9 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     fs.rmSync(uploads, { recursive: true, force: true });
   }, 120_000);
 
+  /** /readyz names the failing dependency to operators (test/helpers/app.ts sets these credentials). */
+  const operator = basicAuth('operator', 'operator-password');
+
   /** The port of the master serving the deployment's hash slot. */
   async function masterOfPrefix(): Promise<number> {
     const client = app.queues.connection;
@@ -129,7 +132,7 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
     const t0 = Date.now();
     // While a master is down the deployment is not ready: /readyz says which dependency.
     const ready = await until(async () => {
-      const r = await fetch(`${app.url}/readyz`);
+      const r = await fetch(`${app.url}/readyz`, { headers: { authorization: operator } });
       return r.status === 503 ? ((await r.json()) as { checks: Record<string, string> }) : undefined;
     }, 10_000, 100);
     expect(ready.checks).toMatchObject({ database: 'ok', redis: expect.not.stringMatching(/^ok$/) });
@@ -162,7 +165,7 @@ describe.runIf(Boolean(TEST_REDIS_CLUSTER_NODES)).each([
   /** Ready again once the master is back (clients re-read the slot map). */
   async function readyAgain(): Promise<void> {
     await until(async () => (await fetch(`${app.url}/readyz`)).status === 200, 20_000, 200).catch(async (err) => {
-      throw new Error(`${(err as Error).message}: ${await (await fetch(`${app.url}/readyz`)).text()}`);
+      throw new Error(`${(err as Error).message}: ${await (await fetch(`${app.url}/readyz`, { headers: { authorization: operator } })).text()}`);
     });
   }
 

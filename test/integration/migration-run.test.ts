@@ -49,7 +49,7 @@ describe.each(dbKinds())('migration run on %s', (kind) => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ ...creds, SERVICE_TOKEN: p.token, START_DATE: START, END_DATE: END, ...extra }),
     });
-    return { status: res.status, body: (await res.json()) as { status: string; results: Record<string, any> } };
+    return { status: res.status, body: (await res.json()) as { status: string; results: Record<string, any>; active_migration_id?: string } };
   }
 
   async function status(p: SeededProject, id: string) {

@@ -1,7 +1,7 @@
 /**
  * The operator surface over HTTP: /admin/queues and /metrics need ADMIN_USERNAME/ADMIN_PASSWORD
  * (401 with a Basic challenge otherwise); without configured credentials they answer 503 unless
- * NODE_ENV=development; /healthz and /readyz stay open. /metrics carries the queue depth sampled
+ * NODE_ENV=development; /healthz and /readyz stay open (/readyz names the failing dependency only to operators). /metrics carries the queue depth sampled
  * on scrape and the job counters.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,7 +41,12 @@ describe('operator routes', () => {
       expect((await fetch(`${app.url}${p}`, { headers: { authorization: admin } })).status, p).toBe(200);
     }
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
-    expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
+    // Readiness for probes without credentials; which dependency failed, and why, for operators.
+    const anonReady = await fetch(`${app.url}/readyz`);
+    expect(anonReady.status).toBe(200);
+    expect(await anonReady.json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${app.url}/readyz`, { headers: { authorization: basicAuth('operator', 'wrong') } })).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${app.url}/readyz`, { headers: { authorization: admin } })).json()).toEqual({ status: 'ok', checks: expect.objectContaining({ database: 'ok', redis: 'ok' }) });
     const api = (await (await fetch(`${app.url}/admin/queues/api/queues`, { headers: { authorization: admin } })).json()) as { queues: { name: string }[] };
     expect(api.queues.map((q) => q.name).sort()).toEqual(['batch-import', 'migration', 'warehouse-sync']);
   });

@@ -97,7 +97,7 @@ describe.each(redisKinds())('queues on %s', (redisKind: RedisKind) => {
   });
 
   it('answers /readyz, /metrics queue depth and Bull Board from the same connection', async () => {
-    const ready = await fetch(`${app.url}/readyz`);
+    const ready = await fetch(`${app.url}/readyz`, { headers: { authorization: admin } });
     expect(await ready.json()).toEqual({ status: 'ok', checks: { database: 'ok', redis: 'ok' } });
     const metrics = await (await fetch(`${app.url}/metrics`, { headers: { authorization: admin } })).text();
     expect(metrics).toMatch(/queue_depth\{queue="batch-import",state="waiting"\} 0/);

@@ -1,11 +1,18 @@
+/**
+ * `/healthz` (200 once the process serves) and `/readyz` (200 when every dependency answers, else
+ * 503), open so that load balancers and probes need no credentials. Which dependency failed, and
+ * its error text, is the operator's to read: `checks` is in the answer only with operator
+ * credentials (or where the operator surface is open, NODE_ENV=development).
+ */
 import type { Express } from 'express';
 import type { AppDeps } from '../deps.js';
+import { checkOperator } from '../operator-auth.js';
 
 export function mountHealth(app: Express, deps: AppDeps): void {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', async (_req, res) => {
+  app.get('/readyz', async (req, res) => {
     const results = await Promise.all(
       deps.readiness.map(async ({ name, check }) => {
         try {
@@ -17,6 +24,8 @@ export function mountHealth(app: Express, deps: AppDeps): void {
       }),
     );
     const ready = results.every(([, s]) => s === 'ok');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ok' : 'unavailable', checks: Object.fromEntries(results) });
+    const status = ready ? 'ok' : 'unavailable';
+    const operator = checkOperator(deps.config, req.headers.authorization);
+    res.status(ready ? 200 : 503).json(operator === 'ok' || operator === 'open' ? { status, checks: Object.fromEntries(results) } : { status });
   });
 }
