@@ -81,34 +81,56 @@ async function lookUpWriteAccess(deps: AuthDeps, req: Request, raw: unknown): Pr
   return accessTo(deps.db, principal, projectId);
 }
 
-/** The distinct `properties.token` values of the records (non-strings ignored). */
-export function tokensOf(records: readonly unknown[]): Set<string> {
-  const tokens = new Set<string>();
-  for (const r of records) {
-    const props = (r as { properties?: unknown } | null)?.properties;
-    const token = typeof props === 'object' && props !== null ? (props as { token?: unknown }).token : undefined;
-    if (typeof token === 'string' && token !== '') tokens.add(token);
-  }
-  return tokens;
+/** Where a client SDK puts the project token: /track's `properties.token`, a profile update's `$token`. */
+export interface TokenField {
+  /** How messages name the field, e.g. `'token'`. */
+  field: string;
+  /** How messages name one item, e.g. `record`. */
+  item: string;
+  /** The token an item carries; undefined for none (missing, empty or not a string). */
+  of: (item: unknown) => string | undefined;
 }
 
+export const TRACK_TOKEN: TokenField = {
+  field: "'token'",
+  item: 'record',
+  of: (r) => {
+    const props = (r as { properties?: unknown } | null)?.properties;
+    return nonEmpty(typeof props === 'object' && props !== null ? (props as { token?: unknown }).token : undefined);
+  },
+};
+
+export const PROFILE_TOKEN: TokenField = {
+  field: "'$token'",
+  item: 'update',
+  of: (u) => nonEmpty(typeof u === 'object' && u !== null ? (u as { $token?: unknown }).$token : undefined),
+};
+
+const nonEmpty = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+
 /**
- * /track: Basic credentials when sent, else the project token in the records. All records of
- * one request must name the same project.
+ * The project a token-authenticated request (/track, /engage, /groups) writes to: Basic
+ * credentials when sent (a token in the items must then be that project's), else the token the
+ * items carry. One request names one project: mixed tokens are a 400, and without credentials
+ * every item must carry the token (an item without one is a 400, not stored in the others').
  */
-export async function trackProject(deps: AuthDeps, req: Request, records: readonly unknown[]): Promise<Project> {
-  const tokens = tokensOf(records);
-  if (tokens.size > 1) throw new ValidationError(400, 'all records of one request must carry the same project token');
+export async function tokenProject(deps: AuthDeps, req: Request, items: readonly unknown[], t: TokenField): Promise<Project> {
+  const tokens = items.map(t.of);
+  const named = new Set(tokens.filter((x): x is string => x !== undefined));
+  if (named.size > 1) throw new ValidationError(400, `all ${t.item}s of one request must carry the same ${t.field}`);
+  const [token] = named;
   if (req.headers.authorization) {
     const { project } = await writeAccess(deps, req);
-    const [token] = tokens;
     if (token !== undefined && token !== project.token) {
-      throw new ValidationError(403, 'the records carry the token of another project than the credentials');
+      throw new ValidationError(403, `the ${t.item}s carry the ${t.field} of another project than the credentials`);
     }
     return project;
   }
-  const [token] = tokens;
-  if (token === undefined) throw new ValidationError(401, "missing project token: set 'token' in each record's properties");
+  if (token === undefined) throw new ValidationError(401, `missing project token: set ${t.field} in each ${t.item} (or send Basic credentials)`);
+  const missing = tokens.indexOf(undefined);
+  if (missing >= 0) {
+    throw new ValidationError(400, `${t.item} ${missing} carries no ${t.field}: without Basic credentials every ${t.item} of a request must carry the project token`);
+  }
   const project = await findProjectByToken(deps.db, token);
   if (!project) throw new ValidationError(401, 'Invalid token');
   assertResidency(project, deps.config.REGION);

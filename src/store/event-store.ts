@@ -183,6 +183,9 @@ export interface EventStore {
    */
   identityOf(projectId: number, distinctId: string): Promise<Identity>;
 
+  /** The user each of these devices is linked to (first link wins); unlinked devices are absent. */
+  usersOfDevices(projectId: number, deviceIds: readonly string[]): Promise<Map<string, string>>;
+
   /** Throws when the store cannot answer (for /readyz). */
   ping(): Promise<void>;
 

@@ -220,6 +220,15 @@ describe.each(dbKinds())('/engage and /groups over HTTP on %s', (kind) => {
     ]);
     expect(mixed.status).toBe(400);
     expect((await mixed.json()).error).toMatch(/same '\$token'/);
+    // Without credentials an update with no token is not applied in the project another names.
+    const tokenless = await post('/engage?verbose=1', [
+      { $token: other.token, $distinct_id: 'tokenless-a', $set: { a: 1 } },
+      { $distinct_id: 'tokenless-b', $set: { a: 1 } },
+    ]);
+    expect(tokenless.status).toBe(400);
+    expect((await tokenless.json()).error).toMatch(/update 1 carries no '\$token'/);
+    expect(await findProfile(t.db, other.id, user('tokenless-a'))).toBeUndefined();
+    expect(await findProfile(t.db, other.id, user('tokenless-b'))).toBeUndefined();
 
     // Project secret as Basic username: no token needed in the updates.
     const secret = await post('/engage', [{ $distinct_id: 'by-secret', $set: { ok: 1 } }], { authorization: basicAuth(p.api_secret) });

@@ -92,6 +92,18 @@ describe.each(dbKinds())('/track over HTTP on %s', (kind) => {
     ]);
     expect(mixed).toEqual({ status: 400, text: '0' });
     expect(await countEvents(t.db, other.id)).toBe(0);
+    // Without credentials a record with no token is not stored in the project another record names.
+    const before = await countEvents(t.db, other.id);
+    const tokenless = await get(
+      [
+        { event: 'x', properties: { token: other.token, distinct_id: 'u', $insert_id: 'with-token' } },
+        { event: 'x', properties: { distinct_id: 'u', $insert_id: 'without-token' } },
+      ],
+      '&verbose=1',
+    );
+    expect(tokenless.status).toBe(400);
+    expect(JSON.parse(tokenless.text)).toEqual({ status: 0, error: expect.stringMatching(/record 1 carries no 'token'/) });
+    expect(await countEvents(t.db, other.id)).toBe(before);
     const bad = await fetch(`${app.url}/track?data=!!!&verbose=1`);
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ status: 0, error: expect.stringContaining('base64') });

@@ -12,8 +12,8 @@ import type { Express, Request, Response } from 'express';
 import type { Db, DbOrTrx } from '../../db/knex.js';
 import { applyGroupUpdates, applyProfileUpdates, type ProfileUpdateResult } from '../../ingest/profiles.ingest.js';
 import type { AppDeps } from '../deps.js';
+import { PROFILE_TOKEN, tokenProject } from '../ingest-auth.js';
 import { markLegacy, readIngestPayload } from '../ingest-payload.js';
-import { profileProject } from '../profile-auth.js';
 import { rateLimiterOf } from '../rate-limit.js';
 import { surface } from '../surface.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
@@ -54,9 +54,9 @@ export function mountProfiles(app: Express, deps: AppDeps): void {
     markLegacy(req, res);
     res.locals.verbose = res.locals.verbose || req.query.verbose === '1' || req.query.verbose === 'true';
     // With credentials, check them before reading the body (no work for strangers).
-    if (req.headers.authorization) await profileProject(deps, req, []);
+    if (req.headers.authorization) await tokenProject(deps, req, [], PROFILE_TOKEN);
     const payload = await readIngestPayload(req, { maxBytes: deps.config.IMPORT_MAX_BYTES, maxRecords: deps.config.ENGAGE_MAX_UPDATES });
-    const project = await profileProject(deps, req, payload.records);
+    const project = await tokenProject(deps, req, payload.records, PROFILE_TOKEN);
     limiter.consume(project.id, payload.records.length);
     const result = await applyAll(deps.db, project.id, payload.records, apply);
     const verbose = payload.verbose || Boolean(res.locals.verbose);

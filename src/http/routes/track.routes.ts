@@ -8,7 +8,7 @@ import type { Express, Request, Response } from 'express';
 import { withTrackDefaults } from '../../domain/track-defaults.js';
 import { ingestEvents } from '../../ingest/events.ingest.js';
 import type { AppDeps } from '../deps.js';
-import { trackProject } from '../ingest-auth.js';
+import { TRACK_TOKEN, tokenProject } from '../ingest-auth.js';
 import { readIngestPayload, verboseRequested } from '../ingest-payload.js';
 import { sendIngestAnswer } from '../ingest-response.js';
 import { rateLimiterOf } from '../rate-limit.js';
@@ -25,7 +25,7 @@ export function mountTrack(app: Express, deps: AppDeps): void {
   const handle = async (req: Request, res: Response) => {
     res.locals.verbose = verboseRequested(req);
     const payload = await readIngestPayload(req, { maxBytes: deps.config.IMPORT_MAX_BYTES, maxRecords: deps.config.IMPORT_MAX_EVENTS });
-    const project = await trackProject(deps, req, payload.records);
+    const project = await tokenProject(deps, req, payload.records, TRACK_TOKEN);
     limiter.consume(project.id, payload.records.length);
     const now = Date.now();
     const records = payload.records.map((r) => withTrackDefaults(r, now));

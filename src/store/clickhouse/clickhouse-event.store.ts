@@ -421,6 +421,17 @@ export class ClickHouseEventStore implements EventStore {
     return { userId, deviceIds: await devicesOf(userId) };
   }
 
+  async usersOfDevices(projectId: number, deviceIds: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const part of chunks([...new Set(deviceIds)], LOOKUP_CHUNK)) {
+      const rows = await this.conn.rows<{ device_id: string; user_id: string }>(
+        `SELECT device_id, argMin(user_id, ver) AS user_id FROM identity_links WHERE project_id = ${int(projectId)} AND device_id IN ${list(part.map(str))} GROUP BY device_id`,
+      );
+      for (const r of rows) out.set(r.device_id, r.user_id);
+    }
+    return out;
+  }
+
   async ping(): Promise<void> {
     await this.conn.rows('SELECT 1');
   }

@@ -3,9 +3,25 @@ import type { DbOrTrx } from '../../db/knex.js';
 import { deviceOfDistinctId } from '../../domain/identity.js';
 import type { Identity } from '../event-store.js';
 
+/** Device ids per lookup: under SQLite's and PostgreSQL's bound-parameter limits. */
+const DEVICE_CHUNK = 500;
+
 async function userOfDevice(db: DbOrTrx, projectId: number, deviceId: string): Promise<string | undefined> {
   const row = await db('identity_links').where({ project_id: projectId, device_id: deviceId }).first('user_id');
   return row?.user_id as string | undefined;
+}
+
+export async function usersOfDevicesSql(db: DbOrTrx, projectId: number, deviceIds: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const unique = [...new Set(deviceIds)];
+  for (let i = 0; i < unique.length; i += DEVICE_CHUNK) {
+    const rows = await db('identity_links')
+      .where({ project_id: projectId })
+      .whereIn('device_id', unique.slice(i, i + DEVICE_CHUNK))
+      .select('device_id', 'user_id');
+    for (const r of rows) out.set(r.device_id as string, r.user_id as string);
+  }
+  return out;
 }
 
 async function devicesOf(db: DbOrTrx, projectId: number, userId: string): Promise<string[]> {

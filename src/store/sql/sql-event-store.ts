@@ -7,7 +7,7 @@
 import { countEvents, eventNamesSql } from './catalog-sql.js';
 import { dialect, type Db, type DbOrTrx } from '../../db/knex.js';
 import type { EventBatch, EventStore, MirrorResult, ReportQuery, ScanQuery, WriteOptions } from '../event-store.js';
-import { identityOfSql } from './identity-sql.js';
+import { identityOfSql, usersOfDevicesSql } from './identity-sql.js';
 import { KnownLinks } from '../known-links.js';
 import { deleteKeys, replaceKeys } from './mirror-sql.js';
 import { reportSql } from './report-sql.js';
@@ -87,6 +87,10 @@ export class SqlEventStore implements EventStore {
 
   identityOf(projectId: number, distinctId: string) {
     return identityOfSql(this.db, projectId, distinctId);
+  }
+
+  usersOfDevices(projectId: number, deviceIds: readonly string[]) {
+    return usersOfDevicesSql(this.db, projectId, deviceIds);
   }
 
   async ping(): Promise<void> {
