@@ -8,6 +8,11 @@ import type { Predicate } from '../domain/where-evaluate.js';
 
 export interface ProfileQuery extends ProfileScope {
   ids?: readonly string[];
+  /**
+   * Asked id → the user it resolves to (simplified ID merge: `$device:<d>` of a linked device).
+   * Such an id answers with the user's profile, or with its own while the user has none.
+   */
+  resolved?: ReadonlyMap<string, string>;
   where?: Predicate;
   page: number;
   pageSize: number;
@@ -24,8 +29,15 @@ export async function queryProfiles(db: DbOrTrx, q: ProfileQuery): Promise<Profi
   const start = q.page * q.pageSize;
   const end = start + q.pageSize;
   if (q.ids) {
-    const found = await profilesByIds(db, q, q.ids);
-    const matched = q.where ? found.filter((p) => q.where!(p.properties)) : found;
+    const found = await profilesByIds(db, q, [...new Set([...q.ids, ...(q.resolved?.values() ?? [])])]);
+    const stored = new Set(found.map((p) => p.id));
+    const answered = new Set(
+      q.ids.map((id) => {
+        const user = q.resolved?.get(id);
+        return user !== undefined && stored.has(user) ? user : id;
+      }),
+    );
+    const matched = found.filter((p) => answered.has(p.id) && (!q.where || q.where(p.properties)));
     return { rows: matched.slice(start, end), total: matched.length };
   }
   if (!q.where) {

@@ -2,7 +2,8 @@
  * The simplified ID merge over HTTP, scenario by scenario (docs/identity.md): a link months after
  * the anonymous events moves them to the user in the unique count, the export and the
  * identities endpoint; two devices of one user are one unique user; a replayed batch doubles
- * nothing; a second user on a linked device does not steal it; original projects keep
+ * nothing; the profile query answers a linked device's id with its user's profile; a second
+ * user on a linked device does not steal it; original projects keep
  * distinct_id as sent; bad ids are per-record 400s, never a 500. Runs on every event store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +89,50 @@ describe.each(storeKinds())('identity over HTTP on $name', (kind) => {
     // Segmenting by a property works on resolved users too.
     const byDevice = await segmentation(p, { ...jan, type: 'unique', on: '$device_id' });
     expect(byDevice.data.values).toEqual({ laptop: { '2026-01-10': 1 }, phone: { '2026-01-10': 1 } });
+  });
+
+  it("the profile query answers a linked device's distinct_id with its user's profile", async () => {
+    const engage = async (p: SeededProject, params: Record<string, string>) =>
+      ((await get(`${app.url}/api/2.0/engage${qs({ project_id: p.id, ...params })}`, p.basic)).json()) as { total: number; results: { $distinct_id: string; $properties: Record<string, unknown> }[] };
+    const setProfiles = async (p: SeededProject, updates: Record<string, unknown>[]) => {
+      const res = await fetch(`${app.url}/engage?verbose=1`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(updates.map((u) => ({ $token: p.token, ...u }))),
+      });
+      expect(await res.json()).toEqual({ status: 1, error: null });
+    };
+    for (const idMerge of ['simplified', 'original'] as const) {
+      const p = await seedProject(t.db, { idMerge });
+      await importEvents(p, [
+        ev('view', JAN, { $device_id: 'laptop', $insert_id: 'v1' }),
+        ev('view', JAN + 1, { $device_id: 'tablet', $insert_id: 'v2' }),
+        ev('view', JAN + 2, { $device_id: 'kiosk', $insert_id: 'v3' }),
+        ev('login', JUN, { $device_id: 'laptop', $user_id: 'ada', $insert_id: 'l1' }),
+        ev('login', JUN + 1, { $device_id: 'tablet', $user_id: 'bo', $insert_id: 'l2' }),
+      ]);
+      await setProfiles(p, [
+        { $distinct_id: 'ada', $set: { plan: 'pro' } },
+        { $distinct_id: '$device:laptop', $set: { anon: true } },
+        { $distinct_id: '$device:tablet', $set: { anon: true } },
+        { $distinct_id: '$device:kiosk', $set: { anon: true } },
+      ]);
+      const ids = (r: Awaited<ReturnType<typeof engage>>) => r.results.map((x) => x.$distinct_id);
+      const laptop = await engage(p, { distinct_id: '$device:laptop' });
+      const both = await engage(p, { distinct_ids: JSON.stringify(['$device:laptop', 'ada', '$device:kiosk', '$device:tablet', '$device:none']) });
+      if (idMerge === 'simplified') {
+        // laptop is ada's: her profile, once, however many of her ids are asked.
+        expect(laptop).toMatchObject({ total: 1, results: [{ $distinct_id: 'ada', $properties: { plan: 'pro' } }] });
+        // tablet is bo's, who has no profile: the device's own; kiosk is nobody's: its own.
+        expect(ids(both)).toEqual(['$device:kiosk', '$device:tablet', 'ada']);
+        expect(both.total).toBe(3);
+      } else {
+        expect(laptop).toMatchObject({ total: 1, results: [{ $distinct_id: '$device:laptop', $properties: { anon: true } }] });
+        expect(ids(both)).toEqual(['$device:kiosk', '$device:laptop', '$device:tablet', 'ada']);
+      }
+      // A where filter applies to the profile answered.
+      expect(ids(await engage(p, { distinct_id: '$device:laptop', where: 'properties["plan"] == "pro"' }))).toEqual(idMerge === 'simplified' ? ['ada'] : []);
+    }
   });
 
   it('a replayed batch doubles nothing, also through another writer', async () => {

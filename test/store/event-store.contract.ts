@@ -464,6 +464,10 @@ export function eventStoreContract(kind: StoreKind): void {
         await write(store, p, [linking(4, 'dA', 'alice'), linking(5, 'dA', 'bob')]);
         expect(await store.identityOf(p, '$device:dA')).toEqual({ userId: 'alice', deviceIds: ['dA'] });
         expect(await store.identityOf(newProject(), '$device:dA')).toEqual({ userId: null, deviceIds: ['dA'] });
+        // The same answers in bulk: linked devices only, the first link each.
+        expect(await store.usersOfDevices(p, ['dA', 'dB', 'dC', 'dA', 'nobody'])).toEqual(new Map([['dA', 'alice'], ['dC', 'bob']]));
+        expect(await store.usersOfDevices(p, [])).toEqual(new Map());
+        expect(await store.usersOfDevices(newProject(), ['dA'])).toEqual(new Map());
       });
 
       it("a link written in a caller's transaction that rolls back is written again by the next batch", async () => {
@@ -498,6 +502,9 @@ export function eventStoreContract(kind: StoreKind): void {
         expect(results.reduce((a, b) => a + b, 0)).toBe(6 * devices.length);
         const owners = await Promise.all(devices.map((d) => store.identityOf(p, `$device:${d}`)));
         for (const o of owners) expect(o.userId).toMatch(/^user[0-5]$/);
+        // In bulk (more devices than one lookup chunk of the SQL stores): the same owners.
+        const bulk = await store.usersOfDevices(p, devices);
+        expect(devices.map((d) => bulk.get(d))).toEqual(owners.map((o) => o.userId));
         const byUser = await Promise.all(Array.from({ length: 6 }, (_, w) => store.identityOf(p, `user${w}`)));
         expect(byUser.reduce((n, u) => n + u.deviceIds.length, 0)).toBe(devices.length);
       });

@@ -7,6 +7,8 @@
 import crypto from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { setOwn } from '../../domain/export-record.js';
+import { deviceOfDistinctId } from '../../domain/identity.js';
+import type { EventStore } from '../../store/event-store.js';
 import { ValidationError } from '../../lib/errors.js';
 import { queryProfiles } from '../../readback/profile-query.js';
 import { accessOf } from '../auth-middleware.js';
@@ -45,6 +47,23 @@ function paramsOf(req: Request): Params {
   return { ...(req.query as Params), ...body };
 }
 
+/** The user each `$device:<d>` id among `ids` resolves to, for devices linked to one (CONTRACT §2.6). */
+async function linkedUsersOf(events: EventStore, projectId: number, ids: readonly string[]): Promise<Map<string, string>> {
+  const deviceOf = new Map<string, string>();
+  for (const id of ids) {
+    const device = deviceOfDistinctId(id);
+    if (device !== undefined) deviceOf.set(id, device);
+  }
+  if (deviceOf.size === 0) return new Map();
+  const users = await events.usersOfDevices(projectId, [...deviceOf.values()]);
+  const out = new Map<string, string>();
+  for (const [id, device] of deviceOf) {
+    const user = users.get(device);
+    if (user !== undefined) out.set(id, user);
+  }
+  return out;
+}
+
 export function mountProfilesQuery(app: Express, deps: AppDeps): void {
   const router = express.Router();
   router.use(surface('ingest'));
@@ -66,10 +85,12 @@ export function mountProfilesQuery(app: Express, deps: AppDeps): void {
     const where = whereParam(params);
     const sessionId = single(params, 'session_id') ?? `${Date.now()}-${crypto.randomBytes(6).toString('hex')}`;
 
+    const ids = distinctId !== undefined ? [distinctId] : distinctIds;
     const { rows, total } = await queryProfiles(deps.db, {
       projectId: project.id,
       groupKey,
-      ids: distinctId !== undefined ? [distinctId] : distinctIds,
+      ids,
+      resolved: ids && groupKey === undefined && project.idMerge === 'simplified' ? await linkedUsersOf(deps.events, project.id, ids) : undefined,
       where,
       page,
       pageSize,
