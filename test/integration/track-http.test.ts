@@ -1,4 +1,5 @@
 /** GET|POST /track over HTTP: token authentication, legacy answers, the 5-day window, defaults. */
+import { MAX_HEADER_BYTES } from '../../src/http/client-error.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countEvents, pageEvents } from '../helpers/events.js';
 import { basicAuth, seedProject, type SeededProject } from '../helpers/accounts.js';
@@ -78,6 +79,19 @@ describe.each(dbKinds())('/track over HTTP on %s', (kind) => {
       failed_records: [{ index: 0, field: 'properties.time' }],
     });
     expect(await countEvents(t.db, q.id)).toBe(1);
+  });
+
+  it('GET ?data= carries events far larger than 16 KB; a URL over the header limit is a 431 that says so', async () => {
+    // What the official Node SDK sends for one track() with ~300 KB of properties.
+    const blob = 'x'.repeat(300_000);
+    const big = await get({ event: 'big', properties: { token: p.token, distinct_id: 'u-big', time: Date.now() - 1000, blob, $insert_id: 'trk-big' } }, '&verbose=1');
+    expect(big).toEqual({ status: 200, text: JSON.stringify({ status: 1, error: null }) });
+    expect((await stored()).find((e) => e.insertId === 'trk-big')?.properties.blob).toBe(blob);
+    const tooLong = await fetch(`${app.url}/track?data=${'A'.repeat(MAX_HEADER_BYTES + 1024)}`);
+    expect(tooLong.status).toBe(431);
+    expect(await tooLong.json()).toEqual({ code: 431, error: expect.stringMatching(/exceed 2 MiB: send large payloads in a POST body/), status: 'Request Header Fields Too Large' });
+    // The server is still there for the next request.
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
   });
 
   it('401 for a missing or unknown token; 400 for mixed tokens; malformed data is 400 "0"', async () => {
