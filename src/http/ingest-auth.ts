@@ -91,6 +91,8 @@ export interface TokenField {
   of: (item: unknown) => string | undefined;
 }
 
+const nonEmpty = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+
 export const TRACK_TOKEN: TokenField = {
   field: "'token'",
   item: 'record',
@@ -105,8 +107,6 @@ export const PROFILE_TOKEN: TokenField = {
   item: 'update',
   of: (u) => nonEmpty(typeof u === 'object' && u !== null ? (u as { $token?: unknown }).$token : undefined),
 };
-
-const nonEmpty = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /**
  * The project a token-authenticated request (/track, /engage, /groups) writes to: Basic
