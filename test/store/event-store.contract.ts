@@ -416,6 +416,18 @@ export function eventStoreContract(kind: StoreKind): void {
         );
         expect(sortCells(got)).toEqual(sortCells(expected));
       });
+
+      it('buckets every unit as domain/time-buckets does, events deep into their minute included', async () => {
+        // ClickHouse 18.16 typed `Int64 % 60000` as a 16-bit integer: from 32,768 ms into a minute the
+        // remainder wrapped negative and the event was counted in the minute before.
+        const p = newProject();
+        const events = [0, 32_767, 32_768, 40_000, 59_999, 60_000, 3_599_999, 86_399_999].map((d, i) => ev(i, { time: T0 + d }));
+        await write(store, p, events);
+        for (const unit of ['minute', 'hour', 'day', 'week', 'month'] as const) {
+          const got = await store.report({ projectId: p, fromMs: T0 - HOUR, toMs: T0 + 48 * HOUR, unit, type: 'general' });
+          expect(sortCells(got), unit).toEqual(sortCells(referenceReport(events, new Map(), { unit, type: 'general' })));
+        }
+      });
     });
 
     describe('event catalog', () => {

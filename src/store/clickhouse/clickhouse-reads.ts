@@ -153,9 +153,13 @@ const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
-/** Floor division of `time` to a multiple of `m` ms (correct for negative times too). */
+/**
+ * Floor division of `time` to a multiple of `m` ms (correct for negative times too). The divisor
+ * of `%` is an Int64: ClickHouse 18.16 types `Int64 % 60000` as the divisor's small type, so a
+ * remainder of 32,768 ms or more wrapped negative and the event fell into the previous minute.
+ */
 function floorTo(m: number): string {
-  return `(intDiv(time, ${m}) - if(time % ${m} < 0, 1, 0)) * ${m}`;
+  return `(intDiv(time, ${m}) - if(time % toInt64(${m}) < 0, 1, 0)) * ${m}`;
 }
 
 /** domain/time-buckets.ts `bucketStart` in SQL (UTC; weeks start on Monday). */
@@ -169,8 +173,8 @@ export function bucketSql(unit: Unit): string {
       return floorTo(DAY);
     case 'week': {
       // Days since the epoch; 1970-01-01 was a Thursday, 3 days after a Monday.
-      const day = `(intDiv(time, ${DAY}) - if(time % ${DAY} < 0, 1, 0))`;
-      return `(${day} - ((${day} + 3) % 7 + 7) % 7) * ${DAY}`;
+      const day = `(intDiv(time, ${DAY}) - if(time % toInt64(${DAY}) < 0, 1, 0))`;
+      return `(${day} - ((${day} + 3) % toInt64(7) + 7) % toInt64(7)) * ${DAY}`;
     }
     case 'month':
       return `toInt64(toUnixTimestamp(toDateTime(toStartOfMonth(toDateTime(intDiv(time, 1000), 'UTC')), 'UTC'))) * 1000`;
