@@ -306,6 +306,17 @@ export function eventStoreContract(kind: StoreKind): void {
         expect(filtered.map((e) => e.insertId).sort()).toEqual(['id-20', 'id-21', 'id-22', 'id-23', 'id-24']);
       });
 
+      it('compares with subnormal numbers exactly (18.16 refuses `5e-324` as a literal)', async () => {
+        const p = newProject();
+        const values = [5e-324, -5e-324, 1e-310, 2.2250738585072014e-308, 0, 1];
+        await write(store, p, values.map((s, i) => ev(i, { properties: { s } })));
+        const pick = async (where: string) => (await scanAll(store, p, { where })).map((e) => e.properties.s).sort((a, b) => Number(a) - Number(b));
+        expect(await pick('properties["s"] == 5e-324')).toEqual([5e-324]);
+        expect(await pick('properties["s"] == -5e-324')).toEqual([-5e-324]);
+        expect(await pick('properties["s"] > 0 and properties["s"] < 1e-308')).toEqual([5e-324, 1e-310]);
+        expect(await pick('properties["s"] in [1e-310, 1]')).toEqual([1e-310, 1]);
+      });
+
       it('random pushed-down where expressions select exactly what the evaluator selects', async () => {
         await fc.assert(
           fc.asyncProperty(whereArbitrary, async (where) => {

@@ -16,10 +16,19 @@ export function int(value: number | bigint): string {
   return String(value);
 }
 
+const MIN_NORMAL = 2.2250738585072014e-308;
+
 /** A Float64 literal; a where expression can compute Infinity (`1e999`) or NaN, which 18.16 reads from strings. */
 export function float(value: number): string {
   if (Number.isNaN(value)) return "toFloat64('nan')";
   if (!Number.isFinite(value)) return value > 0 ? "toFloat64('inf')" : "toFloat64('-inf')";
+  // 18.16's lexer refuses subnormal literals (`5e-324`: a syntax error) and parses them from
+  // strings inexactly: the exact bits instead.
+  if (value !== 0 && Math.abs(value) < MIN_NORMAL) {
+    const bits = Buffer.alloc(8);
+    bits.writeDoubleLE(value);
+    return `reinterpretAsFloat64(unhex('${bits.toString('hex')}'))`;
+  }
   // toFloat64 keeps integral values from becoming UInt64/Int64 literals (type clashes in if()).
   return `toFloat64(${String(value)})`;
 }
