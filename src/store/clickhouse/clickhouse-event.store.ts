@@ -407,8 +407,7 @@ export class ClickHouseEventStore implements EventStore {
 
   async identityOf(projectId: number, distinctId: string): Promise<Identity> {
     const links = linksSql(projectId);
-    const deviceOf = async (deviceId: string) =>
-      (await this.conn.rows<{ link_user_id: string }>(`SELECT link_user_id FROM (${links}) WHERE device_id = ${str(deviceId)}`))[0]?.link_user_id;
+    const deviceOf = async (deviceId: string) => (await this.usersOfDevices(projectId, [deviceId])).get(deviceId);
     const devicesOf = async (userId: string) =>
       (await this.conn.rows<{ device_id: string }>(`SELECT device_id FROM (${links}) WHERE link_user_id = ${str(userId)} ORDER BY device_id`)).map((r) => r.device_id);
     const device = deviceOfDistinctId(distinctId);

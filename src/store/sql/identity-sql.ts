@@ -6,11 +6,6 @@ import type { Identity } from '../event-store.js';
 /** Device ids per lookup: under SQLite's and PostgreSQL's bound-parameter limits. */
 const DEVICE_CHUNK = 500;
 
-async function userOfDevice(db: DbOrTrx, projectId: number, deviceId: string): Promise<string | undefined> {
-  const row = await db('identity_links').where({ project_id: projectId, device_id: deviceId }).first('user_id');
-  return row?.user_id as string | undefined;
-}
-
 export async function usersOfDevicesSql(db: DbOrTrx, projectId: number, deviceIds: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const unique = [...new Set(deviceIds)];
@@ -22,6 +17,10 @@ export async function usersOfDevicesSql(db: DbOrTrx, projectId: number, deviceId
     for (const r of rows) out.set(r.device_id as string, r.user_id as string);
   }
   return out;
+}
+
+async function userOfDevice(db: DbOrTrx, projectId: number, deviceId: string): Promise<string | undefined> {
+  return (await usersOfDevicesSql(db, projectId, [deviceId])).get(deviceId);
 }
 
 async function devicesOf(db: DbOrTrx, projectId: number, userId: string): Promise<string[]> {
