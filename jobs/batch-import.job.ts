@@ -17,6 +17,7 @@ import { commitChunk, type ReadyChunk } from '../src/ingest/batch-import.chunk.j
 import { BatchFileError, readUnits } from '../src/ingest/batch-file.reader.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
 import { isFinalAttempt } from '../src/runs/failure.js';
+import { workerId } from '../src/runs/partitions.js';
 import { ChunkPipeline, chunkPreparer } from './batch-import.chunks.js';
 import { enqueueBatchFlow, isPartitioned, planBatchPartitions } from './batch-import.partition.js';
 import type { JobContext, JobHandler } from './types.js';
@@ -45,7 +46,7 @@ async function fail(ctx: JobContext, run: BatchImport, message: string): Promise
 }
 
 export const batchImportHandler: JobHandler<'batch-import'> = async ({ importId }, ctx): Promise<BatchImportOutcome> => {
-  const run = await startBatchImport(ctx.db, importId, Date.now());
+  const run = await startBatchImport(ctx.db, importId, Date.now(), workerId());
   if (!run) {
     const existing = await findBatchImport(ctx.db, importId);
     if (!existing) throw new PermanentError(`batch import ${importId} does not exist`);

@@ -1,6 +1,7 @@
 /**
  * Bootstrap CLI (`npm run cli -- …`) against the same DATABASE_URL as the service. With --json
- * it prints exactly one JSON object on stdout; errors go to stderr with exit code 1 (usage: 2).
+ * it prints exactly one JSON object on stdout; errors go to stderr with exit code 1 (usage: 2);
+ * `--help` prints the usage on stdout.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../../config/index.js';
@@ -128,8 +129,17 @@ export async function runCli(argv: string[], db: Db, config: Config): Promise<{ 
   }
 }
 
+/** `help` as the command, or `--help`/`-h` anywhere: the usage on stdout and success, no database opened. */
+function wantsHelp(argv: string[]): boolean {
+  return argv[0] === 'help' || argv.includes('--help') || argv.includes('-h');
+}
+
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
+  if (wantsHelp(argv)) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   const config = loadConfig();
   const db = createDb(config);
   try {

@@ -40,6 +40,8 @@ export interface BatchImport {
   log: string[];
   error: string | null;
   attempts: number;
+  /** "host:pid" of the worker that last took it. */
+  worker: string | null;
   createdBy: string | null;
   createdAt: number;
   startedAt: number | null;
@@ -75,6 +77,7 @@ function fromRow(r: Record<string, unknown>): BatchImport {
     log: parseJson<string[]>(r.log) ?? [],
     error: (r.error as string | null) ?? null,
     attempts: toNumber(r.attempts),
+    worker: (r.worker as string | null | undefined) ?? null,
     createdBy: (r.created_by as string | null) ?? null,
     createdAt: toNumber(r.created_at),
     startedAt: num(r.started_at),
@@ -136,12 +139,12 @@ export async function unfinishedBatchImports(db: DbOrTrx): Promise<string[]> {
   return rows.map((r) => r.id as string);
 }
 
-/** Marks a queued or running run as running (one more attempt); undefined when it is finished. */
-export async function startBatchImport(db: DbOrTrx, id: string, now: number): Promise<BatchImport | undefined> {
+/** Marks a queued or running run as running (one more attempt, by `worker`); undefined when it is finished. */
+export async function startBatchImport(db: DbOrTrx, id: string, now: number, worker: string): Promise<BatchImport | undefined> {
   const n = await db(TABLE)
     .where({ id })
     .whereIn('status', ['queued', 'running'])
-    .update({ status: 'running', attempts: db.raw('attempts + 1'), started_at: db.raw('coalesce(started_at, ?)', [now]), updated_at: now });
+    .update({ status: 'running', attempts: db.raw('attempts + 1'), started_at: db.raw('coalesce(started_at, ?)', [now]), updated_at: now, worker });
   return n > 0 ? findBatchImport(db, id) : undefined;
 }
 

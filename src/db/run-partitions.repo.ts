@@ -116,6 +116,12 @@ export interface PartitionSummary {
   workers: string[];
 }
 
+/** The workers a run's view lists: its partitions' when it was split, else the one that took it. */
+export function runWorkers(parts: PartitionSummary | undefined, worker: string | null): string[] {
+  if (parts) return parts.workers;
+  return worker ? [worker] : [];
+}
+
 /** Per run: how many partitions, how many done, and the workers that ran them (for history). */
 export async function partitionSummaries(db: DbOrTrx, kind: RunKind, runIds: string[]): Promise<Map<string, PartitionSummary>> {
   const out = new Map<string, PartitionSummary>();

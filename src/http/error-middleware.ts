@@ -46,6 +46,9 @@ export function sendError(res: Response, err: ValidationError): void {
   if (headers) res.set(headers);
   const details = { ...err.details };
   delete details.headers;
+  // A streaming answer may have typed its body before failing (export's text/plain): the
+  // error body is typed by its own shape below.
+  res.removeHeader('content-type');
   switch (surfaceOf(res)) {
     case 'ingest':
       res.status(status).json({ code: status, error: err.message, status: http.STATUS_CODES[status] ?? 'Error', ...details });

@@ -21,29 +21,36 @@ export function acceptsGzip(req: Request): boolean {
 }
 
 export class TextStreamWriter {
-  private readonly out: Writable;
+  private stream?: Writable;
   private readonly closed: Promise<void>;
   private isClosed = false;
 
   constructor(
     private readonly res: Response,
-    options: { gzip: boolean; onError: (err: unknown) => void },
+    private readonly options: { gzip: boolean; onError: (err: unknown) => void },
   ) {
-    if (options.gzip) {
-      res.setHeader('content-encoding', 'gzip');
-      res.setHeader('vary', 'Accept-Encoding');
-      const gz = zlib.createGzip();
-      pipeline(gz, res, (err) => {
-        if (err) options.onError(err);
-      });
-      this.out = gz;
-    } else this.out = res;
     this.closed = new Promise((resolve) =>
       res.once('close', () => {
         this.isClosed = true;
         resolve();
       }),
     );
+  }
+
+  /**
+   * The body's stream, set up at the first write: until then an error may still be answered
+   * with an ordinary error response, without a Content-Encoding its plain body does not have.
+   */
+  private get out(): Writable {
+    if (this.stream) return this.stream;
+    if (!this.options.gzip) return (this.stream = this.res);
+    this.res.setHeader('content-encoding', 'gzip');
+    this.res.setHeader('vary', 'Accept-Encoding');
+    const gz = zlib.createGzip();
+    pipeline(gz, this.res, (err) => {
+      if (err) this.options.onError(err);
+    });
+    return (this.stream = gz);
   }
 
   /** The client went away (or the response was destroyed): stop producing. */
@@ -54,8 +61,9 @@ export class TextStreamWriter {
   /** Writes one chunk; resolves once the stream can take more (or the client is gone). */
   async write(chunk: string): Promise<void> {
     if (this.gone) return;
-    if (this.out.write(chunk)) return;
-    await Promise.race([new Promise<void>((resolve) => this.out.once('drain', resolve)), this.closed]);
+    const out = this.out;
+    if (out.write(chunk)) return;
+    await Promise.race([new Promise<void>((resolve) => out.once('drain', resolve)), this.closed]);
   }
 
   end(): void {

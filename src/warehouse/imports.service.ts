@@ -2,7 +2,7 @@
  * Warehouse imports: Mixpanel's field names in and out, validated by zod and then against the
  * source's real schema (missing table, unknown columns, a nullable time column with full_sync).
  */
-import { partitionSummaries, type PartitionSummary } from '../db/run-partitions.repo.js';
+import { partitionSummaries, runWorkers, type PartitionSummary } from '../db/run-partitions.repo.js';
 import { z } from 'zod';
 import { findProjectById } from '../db/accounts.repo.js';
 import { dropMirrorRows } from '../db/mirror-rows.repo.js';
@@ -176,7 +176,7 @@ export function publicRun(run: SyncRun, parts?: PartitionSummary): Record<string
     schedule_slot: isoTimeOrNull(run.slot),
     error: run.error,
     partitions: parts ? { total: parts.total, done: parts.done } : { total: 1, done: run.status === 'SUCCEEDED' ? 1 : 0 },
-    workers: parts ? parts.workers : run.worker ? [run.worker] : [],
+    workers: runWorkers(parts, run.worker),
     log: run.log,
   };
 }

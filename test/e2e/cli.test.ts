@@ -59,4 +59,13 @@ describe.each(dbKinds())('bootstrap CLI on %s', (kind) => {
       cli(t.url, 'service-account', 'create', '--username', 'u', '--project', '999999', '--role', 'owner'),
     ).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('project 999999 not found') });
   });
+
+  it('prints its usage on stdout and exits 0 when asked for help', async () => {
+    for (const args of [['--help'], ['-h'], ['help'], ['project', 'create', '--help']]) {
+      const out = await cli(t.url, ...args);
+      expect(out.stdout).toMatch(/^usage:\n/);
+      expect(out.stdout).toContain('cli events move');
+      expect(out.stderr).toBe('');
+    }
+  });
 });

@@ -79,6 +79,8 @@ describe.each(crossKinds(dbKinds()))('batch imports API on %s, queues on %s', (k
     expect(run.rejected_sample[1].message).toMatch(/not valid JSON/);
     expect(run.rejected_sample[2]).toMatchObject({ field: 'event' });
     expect(run.log.join('\n')).toMatch(/succeeded: 4500 imported/);
+    // Unsplit: one partition, and the worker that ran it by name, as sync history shows it.
+    expect(run).toMatchObject({ partitions: { total: 1, done: 1 }, workers: [expect.stringMatching(/^.+:\d+$/)] });
     expect(await countEvents(t.db, owner.id)).toBe(4500);
     const [first] = await pageEvents(t.db, { projectId: owner.id, fromMs: 0, toMs: Date.now(), limit: 1 });
     expect(first!.properties).toMatchObject({ $import: true, $batch_import_id: created.results.id });
@@ -158,6 +160,10 @@ describe.each(crossKinds(dbKinds()))('batch imports API on %s, queues on %s', (k
       return [res.status, json.error] as const;
     };
     expect((await bad('type=events', Buffer.from('{}'), { 'content-type': 'application/octet-stream' }))[0]).toBe(415);
+    // One message for every encoding a stored upload cannot be read back in (deflate included).
+    for (const encoding of ['deflate', 'br']) {
+      expect(await bad('type=events', Buffer.from('{}\n'), { ...nd, 'content-encoding': encoding })).toEqual([415, `unsupported Content-Encoding '${encoding}' (use gzip or none)`]);
+    }
     expect((await bad('type=widgets', Buffer.from('{}'), nd))[0]).toBe(400);
     expect((await bad('type=events&format=xml', Buffer.from('{}'), nd))[0]).toBe(400);
     expect(await bad('type=events', Buffer.from('[{"event":"a"} {"event":"b"}]'), { 'content-type': 'application/json' })).toEqual([400, expect.stringMatching(/JSON array/)]);

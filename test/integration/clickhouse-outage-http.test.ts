@@ -1,5 +1,5 @@
 /**
- * POST /import and /track while the ClickHouse event store is killed: 503 in each surface's
+ * POST /import and /track (and the export) while the ClickHouse event store is killed: 503 in each surface's
  * error shape (never 200 or 500), nothing half-stored, and the client's retries after the server
  * is back store each event exactly once. Its own ClickHouse on port 8127 (never the shared one).
  */
@@ -79,6 +79,16 @@ describe.runIf(process.env.TEST_CLICKHOUSE_URL)('ingestion while ClickHouse is d
     const track = await fetch(`${app.url}/track?verbose=1&data=${encodeURIComponent(data)}`);
     expect(track.status).toBe(503);
     expect(await track.json()).toMatchObject({ status: 0 });
+
+    // So does the export, asked for gzip: a plain JSON error, not one labelled as gzip or text.
+    const from = new Date().toISOString().slice(0, 10);
+    const exported = await fetch(`${app.url}/api/2.0/export?project_id=${p.id}&from_date=${from}&to_date=${from}`, {
+      headers: { authorization: basicAuth(p.sa.username, p.sa.secret), 'accept-encoding': 'gzip' },
+    });
+    expect(exported.status).toBe(503);
+    expect(exported.headers.get('content-encoding')).toBeNull();
+    expect(exported.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await exported.json()).toMatchObject({ code: 503, error: expect.stringMatching(/event store unavailable/) });
 
     await server.start();
     const stored = await store.count(p.id);

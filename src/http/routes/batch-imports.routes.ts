@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Express, type Request, type Response } from 'express';
 import { createBatchImport, findBatchImport, listBatchImports, type BatchImport } from '../../db/batch-imports.repo.js';
-import { partitionSummaries, type PartitionSummary } from '../../db/run-partitions.repo.js';
+import { partitionSummaries, runWorkers, type PartitionSummary } from '../../db/run-partitions.repo.js';
 import { negotiateBatchUpload } from '../../domain/batch-format.js';
 import { BatchFileError, fileIsGzipped, inspectBatchFile } from '../../ingest/batch-file.reader.js';
 import { errorMessage, NotFoundError, ValidationError } from '../../lib/errors.js';
@@ -25,7 +25,7 @@ import type { AppDeps } from '../deps.js';
 import { requireResidency } from '../ingest-auth.js';
 import { integer, type Params } from '../read-back-params.js';
 import { surface } from '../surface.js';
-import { bodyToFile, contentEncodingOf } from '../request-body.js';
+import { bodyToFile } from '../request-body.js';
 import { isoTimeOrNull } from '../../domain/iso-time.js';
 
 const WRITERS = ['owner', 'admin'] as const;
@@ -60,7 +60,7 @@ export function batchImportView(run: BatchImport, parts?: PartitionSummary) {
     started: isoTimeOrNull(run.startedAt),
     finished: isoTimeOrNull(run.finishedAt),
     partitions: parts ? { total: parts.total, done: parts.done } : { total: 1, done: run.status === 'succeeded' ? 1 : 0 },
-    workers: parts?.workers ?? [],
+    workers: runWorkers(parts, run.worker),
     log: run.log,
   };
 }
@@ -84,8 +84,8 @@ export function mountBatchImports(app: Express, deps: AppDeps): void {
       type: req.query.type,
       format: req.query.format,
       contentType: req.headers['content-type'],
-      // The file is stored as sent and read later: gzip or none (deflate is refused there).
-      contentEncoding: contentEncodingOf(req),
+      // The file is stored as sent and read later: gzip or none, so the raw header is judged there.
+      contentEncoding: req.headers['content-encoding'],
     });
     if (!decl.ok) {
       req.resume();
