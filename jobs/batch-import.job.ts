@@ -18,6 +18,7 @@ import { BatchFileError, readUnits } from '../src/ingest/batch-file.reader.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
 import { isFinalAttempt } from '../src/runs/failure.js';
 import { workerId } from '../src/runs/partitions.js';
+import { percentDone } from '../src/runs/board-progress.js';
 import { ChunkPipeline, chunkPreparer } from './batch-import.chunks.js';
 import { enqueueBatchFlow, isPartitioned, planBatchPartitions } from './batch-import.partition.js';
 import type { JobContext, JobHandler } from './types.js';
@@ -26,10 +27,6 @@ import type { JobContext, JobHandler } from './types.js';
 const LOG_EVERY_CHUNKS = 10;
 
 export type BatchImportOutcome = 'succeeded' | 'interrupted' | 'already-finished' | 'superseded' | 'partitioned';
-
-function percentOf(done: number, total: number): number {
-  return total === 0 ? 100 : Math.min(100, Math.floor((done / total) * 1000) / 10);
-}
 
 async function say(ctx: JobContext, run: BatchImport, line: string): Promise<void> {
   ctx.log.info({ importId: run.id }, line);
@@ -83,8 +80,8 @@ export const batchImportHandler: JobHandler<'batch-import'> = async ({ importId 
 async function importFile(run: BatchImport, ctx: JobContext): Promise<BatchImportOutcome> {
   let done = run.recordsDone;
   const total = run.recordsTotal;
-  await say(ctx, run, done > 0 ? `resuming at record ${done} of ${total} (attempt ${ctx.attempt})` : `started: ${total} records (attempt ${ctx.attempt})`);
-  await ctx.progress({ percent: percentOf(done, total), records_done: done, records_total: total });
+  await say(ctx, run, done > 0 ? `resuming at record ${done} of ${total} (attempt ${run.attempts})` : `started: ${total} records (attempt ${run.attempts})`);
+  await ctx.progress({ percent: percentDone(done, total), records_done: done, records_total: total });
 
   let position = 0;
   let chunks = 0;
@@ -94,7 +91,7 @@ async function importFile(run: BatchImport, ctx: JobContext): Promise<BatchImpor
     if (!result.committed) return 'superseded';
     done = chunk.from + chunk.units;
     chunks += 1;
-    await ctx.progress({ percent: percentOf(done, total), records_done: done, records_total: total });
+    await ctx.progress({ percent: percentDone(done, total), records_done: done, records_total: total });
     if (chunks % LOG_EVERY_CHUNKS === 0) {
       const now = await findBatchImport(ctx.db, run.id);
       await ctx.logLine(`${done}/${total} records: ${now?.imported ?? '?'} imported, ${now?.deduplicated ?? '?'} duplicates, ${now?.rejected ?? '?'} rejected`);

@@ -33,6 +33,7 @@ import { batchImportFinishJobId, batchImportPartJobId } from '../src/queue/job-i
 import { batchImportLabel } from '../src/queue/job-labels.js';
 import { classifyError, isFinalAttempt } from '../src/runs/failure.js';
 import { flowProgress, partitionLabel, workerId } from '../src/runs/partitions.js';
+import { percentDone } from '../src/runs/board-progress.js';
 import { ChunkPipeline, chunkPreparer } from './batch-import.chunks.js';
 import type { JobContext } from './types.js';
 
@@ -106,7 +107,7 @@ export async function runBatchPartition({ importId, part }: { importId: string; 
       const result = await commitChunk(ctx.db, ctx.events, run, chunk, Date.now(), claim);
       if (!result.committed) throw new Superseded();
       done += chunk.units;
-      await ctx.progress({ percent: Math.min(100, Math.floor((done / Math.max(1, ctx.config.SYNC_PARTITION_ROWS)) * 100)), records_done: done, partition: p.idx + 1, partitions: p.total });
+      await ctx.progress({ percent: percentDone(done, p.range.units ?? ctx.config.SYNC_PARTITION_ROWS), records_done: done, partition: p.idx + 1, partitions: p.total });
       if (ctx.parentProgress) await ctx.parentProgress(await runProgress(ctx, importId));
       return undefined;
     };
@@ -190,6 +191,6 @@ export async function finishPartitionedImport({ importId }: { importId: string }
 
 async function runProgress(ctx: JobContext, importId: string) {
   const run = await findBatchImport(ctx.db, importId);
-  const s = (await partitionSummaries(ctx.db, KIND, [importId])).get(importId) ?? { total: 0, done: 0, workers: [] };
+  const s = (await partitionSummaries(ctx.db, KIND, [importId])).get(importId) ?? { total: 0, done: 0 };
   return { ...flowProgress(s.done, s.total, run?.recordsDone ?? 0, run?.recordsTotal ?? null), status: run?.status };
 }

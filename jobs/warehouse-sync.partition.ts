@@ -257,6 +257,6 @@ export async function finishPartitionedRun({ runId }: { runId: string }, ctx: Jo
 
 async function runProgress(ctx: JobContext, runId: string) {
   const run = await findRun(ctx.db, runId);
-  const s = (await partitionSummaries(ctx.db, KIND, [runId])).get(runId) ?? { total: 0, done: 0, workers: [] };
+  const s = (await partitionSummaries(ctx.db, KIND, [runId])).get(runId) ?? { total: 0, done: 0 };
   return { ...flowProgress(s.done, s.total, run?.rowsRead ?? 0, run?.rowsTotal ?? null), status: run?.status };
 }

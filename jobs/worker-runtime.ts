@@ -25,6 +25,7 @@ import { catalogNameOf, isJobName, jobCatalog, QUEUE_NAMES, type JobName, type Q
 import type { JobQueues } from '../src/queue/queues.js';
 import type { RedisClient } from '../src/queue/redis-connection.js';
 import { logLine } from '../src/domain/sync-log.js';
+import { boardProgress, doneProgress, shownPercent, type Progress, type ReportedProgress } from '../src/runs/board-progress.js';
 import { FetchWatchdog } from './fetch-watchdog.js';
 import type { JobContext, JobHandler } from './types.js';
 
@@ -205,6 +206,7 @@ export class WorkerRuntime {
     const timer = setTimeout(() => own.abort(new TimeoutReason(`timed out after ${entry.timeoutMs} ms`)), entry.timeoutMs);
     timer.unref();
 
+    let shown: Progress | undefined;
     const ctx: JobContext = {
       db: this.deps.db,
       events: this.deps.events,
@@ -217,9 +219,8 @@ export class WorkerRuntime {
       jobId: job.id!,
       // The dashboard is best effort: SQL is the record, so a Redis hiccup must not fail the job.
       progress: async (value) => {
-        // Bull Board draws its progress ring from a number, or from an object's numeric `progress`.
-        const stored = typeof value === 'number' ? value : { progress: value.percent, ...value };
-        await job.updateProgress(stored).catch((err) => log.debug({ err: errorMessage(err) }, 'progress not recorded'));
+        shown = value;
+        await job.updateProgress(boardProgress(value)).catch((err) => log.debug({ err: errorMessage(err) }, 'progress not recorded'));
       },
       parentProgress: job.parent ? (value) => this.parentProgress(job, value, log) : undefined,
       logLine: async (line) => {
@@ -257,6 +258,11 @@ export class WorkerRuntime {
         throw new RetryableError(errorMessage(own.signal.reason));
       }
       this.count(queue, 'completed');
+      // A completed job has done all of its part (a partition of its range, a plan its split):
+      // its ring reads 100 %, whatever its last report was measured against.
+      if (shownPercent(shown) !== 100) {
+        await job.updateProgress(boardProgress(doneProgress(shown))).catch((err) => log.debug({ err: errorMessage(err) }, 'progress not recorded'));
+      }
       log.info({ ms: Date.now() - started }, 'job completed');
       return result;
     } finally {
@@ -266,11 +272,11 @@ export class WorkerRuntime {
   }
 
   /** A flow child's view of its parent's progress (best effort, like progress). */
-  private async parentProgress(job: Job, value: { percent: number; [k: string]: unknown }, log: Logger): Promise<void> {
+  private async parentProgress(job: Job, value: ReportedProgress, log: Logger): Promise<void> {
     try {
       const parentQueue = job.parent!.queueKey.slice(this.deps.queues.prefix.length + 1) as QueueName;
       const parent = await this.deps.queues.queues[parentQueue]?.getJob(job.parent!.id!);
-      await parent?.updateProgress({ progress: value.percent, ...value });
+      await parent?.updateProgress(boardProgress(value));
     } catch (err) {
       log.debug({ err: errorMessage(err) }, 'parent progress not recorded');
     }

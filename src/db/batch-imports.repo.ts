@@ -6,6 +6,8 @@
  */
 import { parseJson, toJson, toNumber, type Db, type DbOrTrx } from './knex.js';
 import { logLine } from '../domain/sync-log.js';
+import { appendBoundedLog } from './run-log.repo.js';
+import { recordRunWorker } from './run-workers.repo.js';
 
 export type BatchImportType = 'events' | 'people' | 'groups';
 export type BatchImportFormat = 'ndjson' | 'json' | 'csv';
@@ -40,8 +42,6 @@ export interface BatchImport {
   log: string[];
   error: string | null;
   attempts: number;
-  /** "host:pid" of the worker that last took it. */
-  worker: string | null;
   createdBy: string | null;
   createdAt: number;
   startedAt: number | null;
@@ -77,7 +77,6 @@ function fromRow(r: Record<string, unknown>): BatchImport {
     log: parseJson<string[]>(r.log) ?? [],
     error: (r.error as string | null) ?? null,
     attempts: toNumber(r.attempts),
-    worker: (r.worker as string | null | undefined) ?? null,
     createdBy: (r.created_by as string | null) ?? null,
     createdAt: toNumber(r.created_at),
     startedAt: num(r.started_at),
@@ -144,8 +143,10 @@ export async function startBatchImport(db: DbOrTrx, id: string, now: number, wor
   const n = await db(TABLE)
     .where({ id })
     .whereIn('status', ['queued', 'running'])
-    .update({ status: 'running', attempts: db.raw('attempts + 1'), started_at: db.raw('coalesce(started_at, ?)', [now]), updated_at: now, worker });
-  return n > 0 ? findBatchImport(db, id) : undefined;
+    .update({ status: 'running', attempts: db.raw('attempts + 1'), started_at: db.raw('coalesce(started_at, ?)', [now]), updated_at: now });
+  if (n === 0) return undefined;
+  await recordRunWorker(db, 'batch-import', id, worker);
+  return findBatchImport(db, id);
 }
 
 /**
@@ -209,10 +210,7 @@ export async function recordChunk(trx: DbOrTrx, id: string, c: ChunkOutcome): Pr
 
 /** Appends to the run's bounded log (the newest RUN_LOG_MAX lines are kept). */
 export async function appendRunLog(db: DbOrTrx, id: string, line: string, now: number): Promise<void> {
-  const row = await db(TABLE).where({ id }).first('log');
-  if (!row) return;
-  const log = (parseJson<string[]>(row.log) ?? []).concat(logLine(now, line)).slice(-RUN_LOG_MAX);
-  await db(TABLE).where({ id }).update({ log: toJson(log), updated_at: now });
+  await appendBoundedLog(db, TABLE, id, line, now, RUN_LOG_MAX);
 }
 
 /**
@@ -229,7 +227,8 @@ export async function setBatchImportStatus(
   return db.transaction(async (trx) => {
     let q = trx(TABLE).where({ id }).whereIn('status', ['queued', 'running']);
     if (opts.expectDone !== undefined) q = q.andWhere('records_done', opts.expectDone);
-    const row = await q.clone().first('log');
+    // Locked like an append (run-log.repo.ts), so a line appended meanwhile is not overwritten.
+    const row = await (trx.client.config.client === 'pg' ? q.clone().forUpdate() : q.clone()).first('log');
     if (!row) return false;
     const final = status === 'succeeded' || status === 'failed';
     const log = opts.line ? (parseJson<string[]>(row.log) ?? []).concat(logLine(opts.now, opts.line)).slice(-RUN_LOG_MAX) : undefined;

@@ -5,7 +5,8 @@
  * contend on the parent row.
  */
 import { dialect, parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
-import { logLine } from '../domain/sync-log.js';
+import { appendBoundedLog } from './run-log.repo.js';
+import { recordRunWorker } from './run-workers.repo.js';
 
 export type MigrationStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 export type MigrationPhase = 'count' | 'load' | 'finalize' | 'done';
@@ -142,6 +143,7 @@ function toDay(r: Record<string, unknown>): DayRow {
 /** Records which worker took a day's job (days are a migration's partitions). */
 export async function setDayWorker(db: DbOrTrx, migrationId: string, day: string, worker: string): Promise<void> {
   await db('migration_days').where({ migration_id: migrationId, day }).update({ worker });
+  await recordRunWorker(db, 'migration', migrationId, worker);
 }
 
 export interface NewMigration {
@@ -288,10 +290,7 @@ export async function markFailed(db: DbOrTrx, id: string, message: string, now: 
 }
 
 export async function appendLog(db: DbOrTrx, id: string, line: string, now: number): Promise<void> {
-  const row = await db('migrations').where({ id }).select('log').first();
-  if (!row) return;
-  const log = [...(parseJson<string[]>(row.log) ?? []), logLine(now, line)].slice(-LOG_LIMIT);
-  await db('migrations').where({ id }).update({ log: toJson(log), updated_at: now });
+  await appendBoundedLog(db, 'migrations', id, line, now, LOG_LIMIT);
 }
 
 /**

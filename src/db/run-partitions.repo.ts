@@ -4,6 +4,7 @@
  * holder's writes match nothing), checkpoint, counts and the worker that last took it.
  */
 import { parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
+import { recordRunWorker } from './run-workers.repo.js';
 
 export type RunKind = 'sync' | 'migration' | 'batch-import';
 export type PartitionStatus = 'queued' | 'running' | 'done' | 'failed';
@@ -90,7 +91,9 @@ export async function startPartition<R, C>(db: DbOrTrx, key: PartitionKey, worke
   // the update (same `attempts`, so not fenced yet). Its checkpoint and counts are what we resume
   // from; the stale ones would re-read that batch and count it twice.
   const taken = await findPartition<R, C>(db, key);
-  return taken && taken.attempts === current.attempts + 1 && taken.status === 'running' ? taken : undefined;
+  if (!taken || taken.attempts !== current.attempts + 1 || taken.status !== 'running') return undefined;
+  await recordRunWorker(db, key.kind, key.runId, worker);
+  return taken;
 }
 
 /** A committed batch of the partition (call in the batch's transaction); false when the lease is no longer `attempt`'s. */
@@ -113,29 +116,20 @@ export async function finishPartition(db: DbOrTrx, key: PartitionKey, attempt: n
 export interface PartitionSummary {
   total: number;
   done: number;
-  workers: string[];
 }
 
-/** The workers a run's view lists: its partitions' when it was split, else the one that took it. */
-export function runWorkers(parts: PartitionSummary | undefined, worker: string | null): string[] {
-  if (parts) return parts.workers;
-  return worker ? [worker] : [];
-}
-
-/** Per run: how many partitions, how many done, and the workers that ran them (for history). */
+/** Per split run: how many partitions, how many done (its workers: run-workers.repo.ts). */
 export async function partitionSummaries(db: DbOrTrx, kind: RunKind, runIds: string[]): Promise<Map<string, PartitionSummary>> {
   const out = new Map<string, PartitionSummary>();
   for (let i = 0; i < runIds.length; i += 500) {
-    const rows = await db('run_partitions').where({ kind }).whereIn('run_id', runIds.slice(i, i + 500)).select('run_id', 'status', 'worker');
+    const rows = await db('run_partitions').where({ kind }).whereIn('run_id', runIds.slice(i, i + 500)).select('run_id', 'status');
     for (const r of rows) {
-      const s = out.get(r.run_id) ?? { total: 0, done: 0, workers: [] };
+      const s = out.get(r.run_id) ?? { total: 0, done: 0 };
       s.total += 1;
       if (r.status === 'done') s.done += 1;
-      if (r.worker && !s.workers.includes(r.worker)) s.workers.push(r.worker);
       out.set(r.run_id, s);
     }
   }
-  for (const s of out.values()) s.workers.sort();
   return out;
 }
 

@@ -4,6 +4,7 @@
  * indexes make triggering race-safe: one QUEUED/RUNNING run per import, one run per schedule slot.
  */
 import { dialect, parseJson, toJson, toNumber, type Db, type DbOrTrx } from './knex.js';
+import { recordRunWorker } from './run-workers.repo.js';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -217,6 +218,7 @@ export async function startAttempt(
         updated_at: fields.now,
         ...(fields.worker ? { worker: fields.worker } : {}),
       });
+    if (fields.worker) await recordRunWorker(trx, 'sync', id, fields.worker);
     return { ...begun, run, attempt };
   });
 }

@@ -3,6 +3,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../lib/logger.js';
 import { StoreUnavailableError, ValidationError } from '../lib/errors.js';
 import { surfaceOf } from './surface.js';
+import { allowedMethods } from './allowed-methods.js';
+import { methodNotAllowed } from './method-not-allowed.js';
 
 const TYPES: Record<number, string> = {
   400: 'validation_error',
@@ -85,6 +87,16 @@ export function errorMiddleware(log: Logger) {
   };
 }
 
-export function notFoundHandler(_req: Request, _res: Response, next: NextFunction): void {
-  next(new ValidationError(404, 'not found'));
+/** No route took the request: 405 when the path exists under other methods, else 404. */
+export function notFoundHandler(req: Request, res: Response, next: NextFunction): void {
+  const allowed = allowedMethods(req.app, req.path);
+  if (allowed.length === 0) {
+    next(new ValidationError(404, 'not found'));
+    return;
+  }
+  try {
+    methodNotAllowed(allowed)(req, res);
+  } catch (err) {
+    next(err);
+  }
 }

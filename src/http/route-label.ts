@@ -13,7 +13,7 @@ import type { Express, NextFunction, Request, Response } from 'express';
 interface MountLayer {
   route?: unknown;
   rawPath?: unknown;
-  handle: ((req: Request, res: Response, next: NextFunction) => unknown) & { length: number };
+  handle: ((req: Request, res: Response, next: NextFunction) => unknown) & { length: number; stack?: unknown[] };
 }
 
 /** Wraps every path-mounted middleware/router of `app` to record its pattern in res.locals.mountPattern. */
@@ -24,10 +24,14 @@ export function recordMountPatterns(app: Express): void {
     // Route layers carry their own pattern; error handlers (arity 4) must keep their arity.
     if (layer.route !== undefined || typeof pattern !== 'string' || pattern === '/' || layer.handle.length > 3) continue;
     const inner = layer.handle;
-    layer.handle = function mountPattern(req: Request, res: Response, next: NextFunction) {
-      res.locals.mountPattern = pattern;
-      return inner(req, res, next);
-    } as MountLayer['handle'];
+    layer.handle = Object.assign(
+      function mountPattern(req: Request, res: Response, next: NextFunction) {
+        res.locals.mountPattern = pattern;
+        return inner(req, res, next);
+      },
+      // A router's own table stays readable through the wrapper (allowed-methods.ts reads it).
+      { stack: inner.stack },
+    ) as MountLayer['handle'];
   }
 }
 

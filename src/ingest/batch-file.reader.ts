@@ -161,11 +161,13 @@ export async function inspectBatchFile(path: string, type: BatchType, format: Ba
   return { records, compression: fileIsGzipped(path) ? 'gzip' : 'none' };
 }
 
-/** A byte range of an uncompressed NDJSON file holding whole lines, and the index of its first unit. */
+/** A byte range of an uncompressed NDJSON file holding whole lines, the index of its first unit and how many it holds. */
 export interface NdjsonRange {
   start: number;
   end: number;
   firstUnit: number;
+  /** Absent on partitions planned before it was recorded. */
+  units?: number;
 }
 
 /** The NDJSON units (non-blank lines) of the byte range [start, end) of an uncompressed file. */
@@ -219,8 +221,9 @@ export async function planNdjsonRanges(path: string, parts: number): Promise<Ndj
   const ranges: NdjsonRange[] = [];
   let unit = 0;
   for (let i = 0; i + 1 < cuts.length; i++) {
-    ranges.push({ start: cuts[i]!, end: cuts[i + 1]!, firstUnit: unit });
+    const firstUnit = unit;
     for await (const units of readNdjsonRange(path, cuts[i]!, cuts[i + 1]!)) unit += units.length;
+    ranges.push({ start: cuts[i]!, end: cuts[i + 1]!, firstUnit, units: unit - firstUnit });
   }
   return ranges;
 }

@@ -4,6 +4,7 @@
  */
 import type { DbOrTrx } from '../db/knex.js';
 import { listDays, totalsOf, type DayRow, type MigrationRow } from '../db/migration-runs.repo.js';
+import { runWorkersOf } from '../db/run-workers.repo.js';
 import { isoTimeOrNull } from '../domain/iso-time.js';
 
 function dayView(d: DayRow) {
@@ -25,6 +26,7 @@ function dayView(d: DayRow) {
 export async function migrationView(db: DbOrTrx, m: MigrationRow, options: { days?: boolean } = {}) {
   const t = await totalsOf(db, m.id);
   const days = await listDays(db, m.id);
+  const workers = (await runWorkersOf(db, 'migration', [m.id])).get(m.id) ?? [];
   const view = {
     migration_id: m.id,
     project_id: m.projectId,
@@ -49,7 +51,8 @@ export async function migrationView(db: DbOrTrx, m: MigrationRow, options: { day
     profiles_set: m.profilesSet,
     /** Days are a migration's partitions: each its own job that any worker takes. */
     partitions: { total: m.daysTotal, done: t.daysDone },
-    workers: [...new Set(days.map((d) => d.worker).filter((w): w is string => w !== null))].sort(),
+    /** Every worker that took a day (a day taken again after a crash names both). */
+    workers,
     error: m.error,
     log: m.log,
     created_at: isoTimeOrNull(m.createdAt),

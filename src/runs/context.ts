@@ -9,6 +9,7 @@ import type { EventStore } from '../store/event-store.js';
 import type { Logger } from '../lib/logger.js';
 import type { SecretBox } from '../lib/secrets.js';
 import type { JobQueues } from '../queue/queues.js';
+import type { Progress, ReportedProgress } from './board-progress.js';
 
 export interface RunContext {
   db: Db;
@@ -21,9 +22,9 @@ export interface RunContext {
   /** Aborted on shutdown: checkpoint and return (or throw RetryableError) promptly. */
   signal: AbortSignal;
   /** 0-100 (or an object with a `percent`) — drives the Bull dashboard's progress bar. */
-  progress: (value: number | { percent: number; [k: string]: unknown }) => Promise<void>;
+  progress: (value: Progress) => Promise<void>;
   /** A partition job of a flow: the parent (run) job's progress — all partitions together. */
-  parentProgress?: (value: { percent: number; [k: string]: unknown }) => Promise<void>;
+  parentProgress?: (value: ReportedProgress) => Promise<void>;
   /** One line in the Bull dashboard's job log. */
   logLine: (line: string) => Promise<void>;
   /** 1-based attempt number of this run of the job. */

@@ -2,7 +2,8 @@
  * Warehouse imports: Mixpanel's field names in and out, validated by zod and then against the
  * source's real schema (missing table, unknown columns, a nullable time column with full_sync).
  */
-import { partitionSummaries, runWorkers, type PartitionSummary } from '../db/run-partitions.repo.js';
+import { partitionSummaries, type PartitionSummary } from '../db/run-partitions.repo.js';
+import { runWorkersOf } from '../db/run-workers.repo.js';
 import { z } from 'zod';
 import { findProjectById } from '../db/accounts.repo.js';
 import { dropMirrorRows } from '../db/mirror-rows.repo.js';
@@ -153,7 +154,7 @@ export async function manualSync(deps: TriggerDeps, projectId: number, id: numbe
  * A run as history shows it. `partitions`: {total, done} of a partitioned run (an unpartitioned
  * run is one partition); `workers`: the "host:pid" of every worker that ran a part of it.
  */
-export function publicRun(run: SyncRun, parts?: PartitionSummary): Record<string, unknown> {
+export function publicRun(run: SyncRun, parts: PartitionSummary | undefined, workers: string[]): Record<string, unknown> {
   const percent =
     run.status === 'SUCCEEDED' ? 100 : run.rowsTotal ? Math.min(99, Math.floor((run.rowsRead / Math.max(1, run.rowsTotal)) * 100)) : 0;
   return {
@@ -176,7 +177,7 @@ export function publicRun(run: SyncRun, parts?: PartitionSummary): Record<string
     schedule_slot: isoTimeOrNull(run.slot),
     error: run.error,
     partitions: parts ? { total: parts.total, done: parts.done } : { total: 1, done: run.status === 'SUCCEEDED' ? 1 : 0 },
-    workers: runWorkers(parts, run.worker),
+    workers,
     log: run.log,
   };
 }
@@ -184,6 +185,7 @@ export function publicRun(run: SyncRun, parts?: PartitionSummary): Record<string
 export async function importHistory(db: Db, projectId: number, id: number, limit: number): Promise<Record<string, unknown>[]> {
   await getImport(db, projectId, id);
   const runs = await listRuns(db, id, limit);
-  const parts = await partitionSummaries(db, 'sync', runs.map((r) => r.id));
-  return runs.map((r) => publicRun(r, parts.get(r.id)));
+  const ids = runs.map((r) => r.id);
+  const [parts, workers] = await Promise.all([partitionSummaries(db, 'sync', ids), runWorkersOf(db, 'sync', ids)]);
+  return runs.map((r) => publicRun(r, parts.get(r.id), workers.get(r.id) ?? []));
 }

@@ -99,12 +99,15 @@ describe.each(crossKinds(dbKinds()))('batch import crash safety on %s, queues on
     expect(atKill.recordsDone % BATCH_CHUNK_RECORDS).toBe(0);
     expect(await countEvents(t.db, project.id)).toBe(atKill.recordsDone);
 
-    await startWorker();
+    const second = await startWorker();
     const run = await finished(id, 180_000);
     expectExact(run, n);
     expect(run.attempts).toBeGreaterThanOrEqual(2);
     expect(run.log.join('\n')).toMatch(new RegExp(`resuming at record \\d+ of ${n}`));
     expect(await countEvents(t.db, project.id)).toBe(n);
+    // The view names both workers that ran a part of it: the killed one and the one that finished.
+    const view = (await (await fetch(`${app.url}/api/app/projects/${project.id}/batch-imports/${id}`, { headers: { authorization: project.basic } })).json()) as { results: { workers: string[] } };
+    expect(view.results.workers).toEqual([`${os.hostname()}:${first.child.pid}`, `${os.hostname()}:${second.child.pid}`].sort());
   });
 
   it('checkpoints and exits 0 on SIGTERM, then resumes in a later worker', async () => {

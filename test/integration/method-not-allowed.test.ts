@@ -1,10 +1,11 @@
 /**
  * A method a path does not take is a 405 naming the methods it does take, in that path's own
- * error shape (ingestion `{code,error,status}`, the legacy SDK form's `0`), not the app API's 404.
+ * error shape (ingestion `{code,error,status}`, the legacy SDK form's `0`, the app API's), not a 404.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
+import { seedProject } from '../helpers/accounts.js';
 
 describe('methods an ingestion path does not take', () => {
   let t: TestDb;
@@ -34,6 +35,22 @@ describe('methods an ingestion path does not take', () => {
     const put = await fetch(`${app.url}/engage?verbose=1`, { method: 'PUT' });
     expect(put.status).toBe(405);
     expect(await put.json()).toEqual({ status: 0, error: 'method PUT is not allowed on /engage: use GET, POST' });
+  });
+
+  it('any routed path answers another method with 405 and Allow, in its own surface\'s shape', async () => {
+    const p = await seedProject(t.db, { role: 'owner' });
+    const auth = { authorization: p.basic };
+    const list = await fetch(`${app.url}/api/app/projects/${p.id}/batch-imports`, { method: 'PUT', headers: auth });
+    expect(list.status).toBe(405);
+    expect(list.headers.get('allow')).toBe('GET, POST');
+    expect(await list.json()).toEqual({ status: 'error', type: 'method_not_allowed', error: `method PUT is not allowed on /api/app/projects/${p.id}/batch-imports: use GET, POST` });
+    const one = await fetch(`${app.url}/api/app/projects/${p.id}/batch-imports/00000000-0000-0000-0000-000000000000`, { method: 'DELETE', headers: auth });
+    expect([one.status, one.headers.get('allow')]).toEqual([405, 'GET']);
+    const migrate = await fetch(`${app.url}/migrate/amplitude`);
+    expect([migrate.status, migrate.headers.get('allow')]).toEqual([405, 'POST']);
+    // Authentication still comes first, and a path no method takes is still a 404.
+    expect((await fetch(`${app.url}/api/app/projects/${p.id}/batch-imports`, { method: 'PUT' })).status).toBe(401);
+    expect((await fetch(`${app.url}/api/app/projects/${p.id}/nothing-here`, { headers: auth })).status).toBe(404);
   });
 
   it('the preflight of a client SDK path still answers 204, and an unknown path is still a 404', async () => {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findBatchImport } from '../../src/db/batch-imports.repo.js';
 import { listPartitions } from '../../src/db/run-partitions.repo.js';
+import { batchImportPartJobId } from '../../src/queue/job-ids.js';
 import { seedProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
@@ -81,6 +82,16 @@ describe.each(dbKinds())('partitioned batch import on %s', (kind) => {
     // The flow's parent names whose it is.
     const parent = await app.queues.queues['batch-import'].getJob(`batch-import-${id}-finish`);
     expect(parent!.name).toBe(`batch-import-finish · project ${p.id} · batch import ${id} (${parts.length} partitions)`);
+    // Each partition knows how many records it holds, so its ring measures against that, and
+    // reads 100 % once its job completes (not its share of SYNC_PARTITION_ROWS).
+    expect(parts.reduce((n, x) => n + ((x.range as { units: number }).units), 0)).toBe(N);
+    for (const x of parts) {
+      const job = await until(async () => {
+        const j = await app.queues.queues['batch-import'].getJob(batchImportPartJobId(id, x.idx));
+        return (await j?.getState()) === 'completed' ? j : undefined;
+      });
+      expect(job.progress).toMatchObject({ progress: 100, percent: 100, partition: x.idx + 1 });
+    }
   });
 
   it('imports a gzipped file whole (one partition)', async () => {

@@ -51,7 +51,6 @@ describe.each(redisKinds())('worker runtime on %s', (redisKind) => {
       seen.push({ payload, attempt: ctx.attempt, jobId: ctx.jobId });
       await ctx.progress({ percent: 40, step: 'half' });
       await ctx.logLine('step one done');
-      await ctx.progress(100);
       return { ok: true };
     };
     const before = await jobsTotal('completed');
@@ -62,7 +61,8 @@ describe.each(redisKinds())('worker runtime on %s', (redisKind) => {
       return (await j?.getState()) === 'completed' ? j : undefined;
     });
     expect(seen).toEqual([{ payload: { migrationId: 'm1' }, attempt: 1, jobId: 'finalize-m1' }]);
-    expect(job!.progress).toBe(100);
+    // Completed: the ring reads 100 % whatever the last report said, the report's detail kept.
+    expect(job!.progress).toEqual({ progress: 100, percent: 100, step: 'half' });
     expect(job!.returnvalue).toEqual({ ok: true });
     const { logs } = await queues.queues.migration.getJobLogs('finalize-m1');
     expect(logs).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\dT.* step one done$/)]);
@@ -97,6 +97,9 @@ describe.each(redisKinds())('worker runtime on %s', (redisKind) => {
     expect(bad!.attemptsMade).toBe(1);
     expect(bad!.failedReason).toMatch(/payload does not match the catalog/);
     expect(plainCalls).toBe(2);
+    // It never reported progress; completed, it reads 100 %. A failed job keeps what it had.
+    expect((await queues.queues.migration.getJob('day-m3'))!.progress).toBe(100);
+    expect(perm!.progress).toBe(0);
     expect(await jobsTotal('failed')).toBe(failedBefore + 1);
   });
 

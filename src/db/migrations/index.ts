@@ -11,7 +11,7 @@ import * as m009 from './009-migration-day-workers.js';
 import * as m010 from './010-mirror.js';
 import * as m011 from './011-identity-links-user-index.js';
 import * as m012 from './012-experiments-listing-order.js';
-import * as m013 from './013-batch-import-worker.js';
+import * as m013 from './013-run-workers.js';
 
 /**
  * Every migration, by name. Names sort in apply order; append new ones with the next number.
@@ -29,5 +29,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '010-mirror': m010,
   '011-identity-links-user-index': m011,
   '012-experiments-listing-order': m012,
-  '013-batch-import-worker': m013,
+  '013-run-workers': m013,
 };

@@ -15,7 +15,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Express, type Request, type Response } from 'express';
 import { createBatchImport, findBatchImport, listBatchImports, type BatchImport } from '../../db/batch-imports.repo.js';
-import { partitionSummaries, runWorkers, type PartitionSummary } from '../../db/run-partitions.repo.js';
+import { partitionSummaries, type PartitionSummary } from '../../db/run-partitions.repo.js';
+import { runWorkersOf } from '../../db/run-workers.repo.js';
+import { percentDone } from '../../runs/board-progress.js';
 import { negotiateBatchUpload } from '../../domain/batch-format.js';
 import { BatchFileError, fileIsGzipped, inspectBatchFile } from '../../ingest/batch-file.reader.js';
 import { errorMessage, NotFoundError, ValidationError } from '../../lib/errors.js';
@@ -35,7 +37,7 @@ const ID = /^[0-9a-f-]{36}$/;
  * The public view of a run: no file path, nothing internal. `partitions` {total, done} and
  * `workers` ("host:pid") for a large import split into byte ranges; an unsplit one is one partition.
  */
-export function batchImportView(run: BatchImport, parts?: PartitionSummary) {
+export function batchImportView(run: BatchImport, parts: PartitionSummary | undefined, workers: string[]) {
   return {
     id: run.id,
     project_id: run.projectId,
@@ -45,7 +47,7 @@ export function batchImportView(run: BatchImport, parts?: PartitionSummary) {
     strict: run.strict,
     status: run.status,
     job_id: run.jobId,
-    percent: run.recordsTotal === 0 ? 100 : Math.min(100, Math.floor((run.recordsDone / run.recordsTotal) * 1000) / 10),
+    percent: percentDone(run.recordsDone, run.recordsTotal),
     records_total: run.recordsTotal,
     records_done: run.recordsDone,
     num_imported: run.imported,
@@ -60,9 +62,15 @@ export function batchImportView(run: BatchImport, parts?: PartitionSummary) {
     started: isoTimeOrNull(run.startedAt),
     finished: isoTimeOrNull(run.finishedAt),
     partitions: parts ? { total: parts.total, done: parts.done } : { total: 1, done: run.status === 'succeeded' ? 1 : 0 },
-    workers: runWorkers(parts, run.worker),
+    workers,
     log: run.log,
   };
+}
+
+async function batchImportViews(deps: AppDeps, runs: BatchImport[]) {
+  const ids = runs.map((r) => r.id);
+  const [parts, workers] = await Promise.all([partitionSummaries(deps.db, 'batch-import', ids), runWorkersOf(deps.db, 'batch-import', ids)]);
+  return runs.map((r) => batchImportView(r, parts.get(r.id), workers.get(r.id) ?? []));
 }
 
 function strictOf(value: unknown): boolean {
@@ -128,21 +136,20 @@ export function mountBatchImports(app: Express, deps: AppDeps): void {
       deps.log.warn({ reqId: res.locals.reqId, importId: id, err: errorMessage(err) }, 'batch import not enqueued yet');
     }
     deps.log.info({ reqId: res.locals.reqId, importId: id, projectId: access.project.id, records, bytes }, 'batch import queued');
-    res.status(202).json({ status: 'ok', results: batchImportView(run) });
+    res.status(202).json({ status: 'ok', results: batchImportView(run, undefined, []) });
   });
 
   router.get('/', async (req: Request, res: Response) => {
     const limit = integer(req.query as Params, 'limit', { min: 1, max: 200, default: 50 })!;
     const runs = await listBatchImports(deps.db, accessOf(res).project.id, limit);
-    const parts = await partitionSummaries(deps.db, 'batch-import', runs.map((r) => r.id));
-    res.json({ status: 'ok', results: runs.map((r) => batchImportView(r, parts.get(r.id))) });
+    res.json({ status: 'ok', results: await batchImportViews(deps, runs) });
   });
 
   router.get('/:id', async (req: Request, res: Response) => {
     const id = String(req.params.id);
     const run = ID.test(id) ? await findBatchImport(deps.db, id) : undefined;
     if (!run || run.projectId !== accessOf(res).project.id) throw new NotFoundError(`batch import ${id} not found`);
-    res.json({ status: 'ok', results: batchImportView(run, (await partitionSummaries(deps.db, 'batch-import', [run.id])).get(run.id)) });
+    res.json({ status: 'ok', results: (await batchImportViews(deps, [run]))[0] });
   });
 
   app.use('/api/app/projects/:pid/batch-imports', router);
