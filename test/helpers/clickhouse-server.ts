@@ -17,6 +17,12 @@ export interface LoneClickHouse {
   destroy(): Promise<void>;
 }
 
+function remoteServers(cluster: { name: string; tcpPorts: number[] } | undefined): string {
+  if (!cluster) return '';
+  const shards = cluster.tcpPorts.map((p) => `<shard><replica><host>127.0.0.1</host><port>${p}</port></replica></shard>`).join('');
+  return `  <remote_servers><${cluster.name}>${shards}</${cluster.name}></remote_servers>`;
+}
+
 async function answers(port: number): Promise<boolean> {
   try {
     const res = await fetch(`http://127.0.0.1:${port}/?query=SELECT%201`);
@@ -26,7 +32,8 @@ async function answers(port: number): Promise<boolean> {
   }
 }
 
-export async function createLoneClickHouse(httpPort = 8126): Promise<LoneClickHouse> {
+/** `cluster`: a remote_servers entry of one shard per TCP port (servers of this helper listen on HTTP + 1000). */
+export async function createLoneClickHouse(httpPort = 8126, options: { cluster?: { name: string; tcpPorts: number[] } } = {}): Promise<LoneClickHouse> {
   if (await answers(httpPort)) throw new Error(`port ${httpPort} already serves ClickHouse: another test owns it`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'clickhouse-lone-'));
   const config = path.join(dir, 'config.xml');
@@ -47,6 +54,7 @@ export async function createLoneClickHouse(httpPort = 8126): Promise<LoneClickHo
   <timezone>UTC</timezone>
   <mark_cache_size>268435456</mark_cache_size>
   <mlock_executable>false</mlock_executable>
+${remoteServers(options.cluster)}
 </yandex>
 `,
   );

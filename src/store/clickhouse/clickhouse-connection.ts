@@ -33,8 +33,20 @@ const UNAVAILABLE_CODES = new Set([
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
 
+/**
+ * The server's error code. Current servers end the message with the error's name, which the
+ * client parses into a ClickHouseError; 18.16 does not (`Code: 279, e.displayText() = …,
+ * e.what() = DB::NetException`), so there the client hands over a plain Error with that text.
+ */
+export function serverErrorCode(err: unknown): string | undefined {
+  if (err instanceof ClickHouseError) return err.code;
+  const message = (err as { message?: unknown })?.message;
+  return typeof message === 'string' ? /^\s*Code: (\d+)[,.]/.exec(message)?.[1] : undefined;
+}
+
 export function isUnavailable(err: unknown): boolean {
-  if (err instanceof ClickHouseError) return UNAVAILABLE_CODES.has(err.code);
+  const code = serverErrorCode(err);
+  if (code !== undefined) return UNAVAILABLE_CODES.has(code);
   const e = err as { code?: unknown; message?: unknown };
   if (typeof e?.code === 'string' && NETWORK_CODES.has(e.code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';

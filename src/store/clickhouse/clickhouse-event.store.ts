@@ -431,8 +431,10 @@ export class ClickHouseEventStore implements EventStore {
     return out;
   }
 
+  /** On a cluster, every shard must answer: one down fails the writes and reads that touch it. */
   async ping(): Promise<void> {
-    await this.conn.rows('SELECT 1');
+    const cluster = this.config.EVENT_STORE_CLUSTER;
+    await this.conn.rows(cluster ? `SELECT count() FROM cluster(${str(cluster)}, system.one)` : 'SELECT 1');
   }
 
   async close(): Promise<void> {
