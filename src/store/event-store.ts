@@ -53,6 +53,18 @@ export interface WriteOptions {
  * insert id names one event for mirror purposes: update and delete act on every stored event of
  * the project with that insert id.
  */
+/**
+ * Whose events a mirror may replace or delete: those a warehouse import loaded, by the
+ * `$warehouse_import_id` stamp on each. Another import's, or `/import`'s, events with the same
+ * insert id are not this mirror's to touch.
+ */
+export interface MirrorScope {
+  importId: string;
+}
+
+/** The property every event of a warehouse import carries (docs/warehouse.md). */
+export const WAREHOUSE_IMPORT_STAMP = '$warehouse_import_id';
+
 export interface MirrorResult {
   /** Keys that existed and now hold the new event. */
   updated: number;
@@ -147,14 +159,15 @@ export interface EventStore {
   writeBatch(batch: EventBatch, options?: WriteOptions): Promise<number>;
 
   /**
-   * Mirror update: for each row, every stored event of the project with that insert id is
-   * replaced by the row (which may change event, distinct_id, time or properties). Rows whose
-   * insert id is not stored are inserted. One transaction; usage counts only the inserted.
+   * Mirror update: for each row, every stored event of the project with that insert id that the
+   * scope's import loaded is replaced by the row (which may change event, distinct_id, time or
+   * properties). Rows whose insert id the import has not stored are inserted. One transaction;
+   * usage counts only the inserted.
    */
-  updateByKey(batch: EventBatch, options?: WriteOptions): Promise<MirrorResult>;
+  updateByKey(batch: EventBatch, scope: MirrorScope, options?: WriteOptions): Promise<MirrorResult>;
 
-  /** Mirror delete: removes every stored event of the project with one of these insert ids; returns how many keys existed. */
-  deleteByKey(projectId: number, insertIds: readonly string[], options?: WriteOptions): Promise<number>;
+  /** Mirror delete: removes the scope's import's events with one of these insert ids; returns how many of the ids it held. */
+  deleteByKey(projectId: number, scope: MirrorScope, insertIds: readonly string[], options?: WriteOptions): Promise<number>;
 
   /**
    * The events of the filter in (time, then a store-defined tie-break) order, one page per

@@ -19,7 +19,7 @@ import { classifyRows, MIRROR_KEY_MAX, nullColumns, rowHash } from '../domain/mi
 import { insertIdOfCell, type MapOutcome, type ProfileUpdateOut } from '../domain/warehouse-mapping.js';
 import { idValue } from '../domain/warehouse-values.js';
 import { applyGroupUpdates, applyProfileUpdates } from '../ingest/profiles.ingest.js';
-import type { EventStore } from '../store/event-store.js';
+import type { EventStore, MirrorScope } from '../store/event-store.js';
 import type { PreparedEventBatch } from './event-reader.js';
 import { commitStaged, type BatchRecorder } from './sync-batch.js';
 import type { SyncState } from './sync-state.js';
@@ -40,6 +40,9 @@ export interface MirrorProfileWriter {
   /** The id, time and JSON columns: never `$unset` as properties. */
   mapped: ReadonlySet<string>;
 }
+
+/** A mirror replaces and deletes only the events its own import loaded (they carry its stamp). */
+const mirrorScope = (mc: MirrorContext): MirrorScope => ({ importId: String(mc.importId) });
 
 const duplicateMessage = (key: string) => `duplicate key '${key}': a mirrored table needs one row per key (the first row read is kept)`;
 
@@ -85,7 +88,7 @@ export async function commitMirrorEventRows(
         if (changes[i] === 'insert') staged.counts.numImported += 1;
         else staged.counts.numUpdated += 1;
       }
-      if (prepared.rows.insertId.length > 0) await mc.events.updateByKey({ projectId: mc.projectId, source: 'warehouse-import', rows: prepared.rows, now }, { within: trx });
+      if (prepared.rows.insertId.length > 0) await mc.events.updateByKey({ projectId: mc.projectId, source: 'warehouse-import', rows: prepared.rows, now }, mirrorScope(mc), { within: trx });
     }
     await markMirrorRows(trx, mc.importId, seen, mc.runId);
   });
@@ -183,7 +186,7 @@ export function deleteMirrorKeys(
   const staged = state.stage();
   staged.read(read);
   return commitStaged(mc, state, staged, async (trx, now) => {
-    if (kind === 'events') await mc.events.deleteByKey(mc.projectId, keys, { within: trx });
+    if (kind === 'events') await mc.events.deleteByKey(mc.projectId, mirrorScope(mc), keys, { within: trx });
     else if (kind === 'people') await applyProfileUpdates(trx, mc.projectId, keys.map((k) => ({ $distinct_id: k, $delete: '' })), { now });
     else await applyGroupUpdates(trx, mc.projectId, keys.map((k) => ({ $group_key: groupKey, $group_id: k, $delete: '' })), { now });
     staged.counts.numDeleted += await removeMirrorRows(trx, mc.importId, keys, mc.runId);

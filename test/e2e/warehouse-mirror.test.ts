@@ -261,6 +261,38 @@ describe.each(storeCases)('mirror sync into a %s event store (SQLite source), Re
   it('groups: the same under the group key', async () => {
     await mirrorProfilesCase(h, 'groups');
   }, 60_000);
+
+  it('two mirror imports with the same insert ids, and an /import event with one, leave each other alone', async () => {
+    const p = await seedProject(h.t.db);
+    const api = { url: h.app.url, basic: p.basic, projectId: p.id };
+    const rows = (shiftMs: number) => Array.from({ length: 20 }, (_, k) => ({ ...evRow(k + 1), ts: evRow(k + 1).ts + shiftMs }));
+    const imports: number[] = [];
+    for (const [name, shift] of [['shared_a', 0], ['shared_b', 500]] as const) {
+      await h.src.createTable({ name, columns: EV_COLUMNS });
+      await h.src.insertRows(name, rows(shift));
+      imports.push((await createSourceAndImport(api, h.src.sourceBody(), mirrorEventsImport(h.src.tableRef(name)))).importId);
+    }
+    const [a, b] = imports as [number, number];
+    const posted = await fetch(`${h.app.url}/import?project_id=${p.id}&strict=1`, {
+      method: 'POST',
+      headers: { authorization: p.basic, 'content-type': 'application/json' },
+      body: JSON.stringify([{ event: 'manual', properties: { time: T0 / 1000 + 3, distinct_id: 'm', $insert_id: 'e-5' } }]),
+    });
+    expect(posted.status).toBe(200);
+    expect(changes(await syncOnce(api, a))).toEqual([20, 0, 0]);
+    expect(changes(await syncOnce(api, b))).toEqual([20, 0, 0]);
+    expect(await exportedEvents(api, h.app.url)).toHaveLength(41);
+
+    // Rows vanish from B and one changes: only B's events go or change.
+    await h.src.exec(`DELETE FROM shared_b WHERE id <= 10`);
+    await h.src.exec(`UPDATE shared_b SET plan = 'changed' WHERE id = 11`);
+    expect(changes(await syncOnce(api, b))).toEqual([0, 1, 10]);
+    expect(changes(await syncOnce(api, a))).toEqual([0, 0, 0]);
+    const left = await exportedEvents(api, h.app.url);
+    expect(left).toHaveLength(31);
+    expect(left.filter((e) => e.insert_id === 'e-5').map((e) => e.event).sort()).toEqual(['ev0', 'manual']);
+    expect(left.filter((e) => e.insert_id === 'e-11').map((e) => e.props.plan).sort()).toEqual(['changed', 'plan-3']);
+  }, 60_000);
 });
 
 const otherSources = [postgresSourceFixture, mysqlSourceFixture, redshiftSourceFixture, snowflakeSourceFixture, bigqueryFixtureWith(1000), databricksFixtureWith(1000)].filter((f) => f.available());

@@ -29,6 +29,12 @@ function ev(i: number, over: Partial<NormalizedEvent> = {}): NormalizedEvent {
   return { event: 'e', distinctId: `u${i}`, time: T0 + i * 1000, insertId: `id-${i}`, properties: { i }, ...over };
 }
 
+/** Mirror calls act for import 7: on the events that carry its stamp, as a sync stamps them. */
+const MIRROR = { importId: '7' };
+function owned(e: NormalizedEvent, importId = MIRROR.importId): NormalizedEvent {
+  return { ...e, properties: { ...e.properties, $warehouse_import_id: importId } };
+}
+
 async function write(store: EventStore, projectId: number, events: NormalizedEvent[], source = 'import', now = T0): Promise<number> {
   return store.writeBatch({ projectId, source, rows: toEventRows(events), now });
 }
@@ -260,20 +266,20 @@ export function eventStoreContract(kind: StoreKind): void {
       });
     });
 
-    describe('mirror update and delete by (project, insert_id)', () => {
+    describe('mirror update and delete by (project, import, insert_id)', () => {
       it('replaces, inserts and deletes by key; other projects untouched', async () => {
         const p = newProject();
         const other = newProject();
-        const base = Array.from({ length: 10 }, (_, i) => ev(i));
+        const base = Array.from({ length: 10 }, (_, i) => owned(ev(i)));
         await write(store, p, base);
         await write(store, other, base);
         const changed = [
           ev(1, { time: T0 + 500_000, properties: { i: 1, fixed: true } }), // changed time and properties
           ev(2, { event: 'renamed', properties: {} }),
           ev(50), // not stored yet: inserted
-        ];
-        expect(await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(changed), now: T0 })).toEqual({ updated: 2, inserted: 1 });
-        expect(await store.deleteByKey(p, ['id-3', 'id-4', 'id-404', 'id-3'])).toBe(2);
+        ].map((e) => owned(e));
+        expect(await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(changed), now: T0 }, MIRROR)).toEqual({ updated: 2, inserted: 1 });
+        expect(await store.deleteByKey(p, MIRROR, ['id-3', 'id-4', 'id-404', 'id-3'])).toBe(2);
         const after = await scanAll(store, p);
         expect(after.map((e) => e.insertId).sort()).toEqual(['id-0', 'id-1', 'id-2', 'id-5', 'id-50', 'id-6', 'id-7', 'id-8', 'id-9']);
         expect(after.find((e) => e.insertId === 'id-1')).toMatchObject({ time: T0 + 500_000, properties: { i: 1, fixed: true } });
@@ -281,9 +287,25 @@ export function eventStoreContract(kind: StoreKind): void {
         expect(await store.count(p)).toBe(9);
         expect(await store.count(other)).toBe(10);
         // Idempotent: the same update again changes nothing further.
-        expect(await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(changed), now: T0 })).toEqual({ updated: 3, inserted: 0 });
+        expect(await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(changed), now: T0 }, MIRROR)).toEqual({ updated: 3, inserted: 0 });
         expect(await store.count(p)).toBe(9);
-        expect(await store.deleteByKey(p, ['id-3'])).toBe(0);
+        expect(await store.deleteByKey(p, MIRROR, ['id-3'])).toBe(0);
+      });
+
+      it('touches only its own import\'s events: another import\'s and /import\'s with the same insert id stay', async () => {
+        const p = newProject();
+        const imported = ev(1, { event: 'from-import', distinctId: 'x' }); // no stamp
+        const otherImport = owned(ev(1, { event: 'from-import-8' }), '8');
+        await write(store, p, [imported, otherImport, owned(ev(2))]);
+        // Import 7's id-1 is new to it (inserted beside the others), its id-2 an update.
+        const rows = [owned(ev(1)), owned(ev(2, { properties: { i: 2, changed: true } }))];
+        expect(await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(rows), now: T0 }, MIRROR)).toEqual({ updated: 1, inserted: 1 });
+        expect(await store.count(p)).toBe(4);
+        expect(await store.deleteByKey(p, MIRROR, ['id-1', 'id-2'])).toBe(2);
+        const left = await scanAll(store, p);
+        expect(left.map((e) => e.event).sort()).toEqual(['from-import', 'from-import-8']);
+        expect(await store.deleteByKey(p, { importId: '9' }, ['id-1'])).toBe(0);
+        expect(await store.count(p)).toBe(2);
       });
     });
 
@@ -400,12 +422,12 @@ export function eventStoreContract(kind: StoreKind): void {
 
       it('segments by the newest version: updates that change the property, deletes and replays', async () => {
         const p = newProject();
-        const data = dataset();
+        const data = dataset().map((e) => owned(e));
         await write(store, p, data);
         const changed = data.filter((_, i) => i % 4 === 1).map((e, i) => ({ ...e, properties: { ...e.properties, os: i % 2 ? 'changed' : ['web', 'x'] } }));
-        await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(changed), now: T0 });
+        await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(changed), now: T0 }, MIRROR);
         const gone = data.filter((_, i) => i % 7 === 3).map((e) => e.insertId);
-        await store.deleteByKey(p, gone);
+        await store.deleteByKey(p, MIRROR, gone);
         await write(store, p, data.slice(0, 30)); // replays of stored (and of deleted) keys
         const byId = new Map(changed.map((e) => [e.insertId, e]));
         const expectedEvents = data.filter((e) => !gone.includes(e.insertId)).map((e) => byId.get(e.insertId) ?? e);

@@ -21,11 +21,13 @@ import type {
   Identity,
   IdentityLink,
   MirrorResult,
+  MirrorScope,
   ReportCell,
   ReportQuery,
   ScanQuery,
   StoredEvent,
 } from '../event-store.js';
+import { WAREHOUSE_IMPORT_STAMP } from '../event-store.js';
 import { deviceOfDistinctId } from '../../domain/identity.js';
 import { GroupCommit } from '../../lib/group-commit.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
@@ -87,6 +89,9 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
+
+/** The import's stamp among the typed top-level properties ('' when absent: index 0 is the default). */
+const STAMP_VALUE = `prop_strs[indexOf(prop_keys, ${str(WAREHOUSE_IMPORT_STAMP)})]`;
 
 export class ClickHouseEventStore implements EventStore {
   readonly kind = 'clickhouse';
@@ -162,7 +167,8 @@ export class ClickHouseEventStore implements EventStore {
    * reads just that column and then only the matching rows, and `GROUP BY key HAVING
    * argMax(is_deleted, ver) = 0` keeps exactly what FINAL would (6× faster at 200k events).
    */
-  private async liveKeys(projectId: number, insertIds: readonly string[], times?: readonly number[]): Promise<KeyRow[]> {
+  /** `scope`: only the events whose live version carries the import's stamp (a mirror's own). */
+  private async liveKeys(projectId: number, insertIds: readonly string[], times?: readonly number[], scope?: MirrorScope): Promise<KeyRow[]> {
     const where = [`project_id = ${int(projectId)}`];
     // A duplicate has the very same time (it is part of the key), so a write's lookup reads only
     // the batch's time span: the sort key starts (project_id, time), so the index skips the rest
@@ -181,7 +187,7 @@ export class ClickHouseEventStore implements EventStore {
       out.push(
         ...(await this.conn.rows<KeyRow>(
           `SELECT event, distinct_id, time, insert_id FROM events PREWHERE insert_id IN ${list(part.map(str))} ` +
-            `WHERE ${where.join(' AND ')} GROUP BY event, distinct_id, time, insert_id HAVING argMax(is_deleted, ver) = 0`,
+            `WHERE ${where.join(' AND ')} GROUP BY event, distinct_id, time, insert_id HAVING argMax(is_deleted, ver) = 0${scope ? ` AND argMax(${STAMP_VALUE}, ver) = ${str(scope.importId)}` : ''}`,
         )),
       );
     }
@@ -287,13 +293,13 @@ export class ClickHouseEventStore implements EventStore {
     );
   }
 
-  async updateByKey(batch: EventBatch): Promise<MirrorResult> {
+  async updateByKey(batch: EventBatch, scope: MirrorScope): Promise<MirrorResult> {
     const { rows, projectId } = batch;
     return this.locks.run(String(projectId), () =>
       this.writeWithLinks(
         projectId,
         rows.links,
-        () => this.liveKeys(projectId, rows.insertId),
+        () => this.liveKeys(projectId, rows.insertId, undefined, scope),
         (stored) => {
           const byInsertId = new Map<string, EventKey[]>();
           for (const r of stored) {
@@ -324,10 +330,10 @@ export class ClickHouseEventStore implements EventStore {
     );
   }
 
-  async deleteByKey(projectId: number, insertIds: readonly string[]): Promise<number> {
+  async deleteByKey(projectId: number, scope: MirrorScope, insertIds: readonly string[]): Promise<number> {
     if (insertIds.length === 0) return 0;
     return this.locks.run(String(projectId), async () => {
-      const stored = await this.liveKeys(projectId, insertIds);
+      const stored = await this.liveKeys(projectId, insertIds, undefined, scope);
       const ver = this.clock.take();
       const now = Date.now();
       const body = new EventsBody();

@@ -6,7 +6,7 @@
  */
 import { countEvents, eventNamesSql } from './catalog-sql.js';
 import { dialect, type Db, type DbOrTrx } from '../../db/knex.js';
-import type { EventBatch, EventStore, MirrorResult, ReportQuery, ScanQuery, WriteOptions } from '../event-store.js';
+import type { EventBatch, EventStore, MirrorResult, MirrorScope, ReportQuery, ScanQuery, WriteOptions } from '../event-store.js';
 import { identityOfSql, usersOfDevicesSql } from './identity-sql.js';
 import { KnownLinks } from '../known-links.js';
 import { deleteKeys, replaceKeys } from './mirror-sql.js';
@@ -53,16 +53,16 @@ export class SqlEventStore implements EventStore {
     return inserted;
   }
 
-  updateByKey(batch: EventBatch, options?: WriteOptions): Promise<MirrorResult> {
+  updateByKey(batch: EventBatch, scope: MirrorScope, options?: WriteOptions): Promise<MirrorResult> {
     return this.inTransaction(options, async (trx) => {
-      const result = await replaceKeys(trx, batch.projectId, batch.source, batch.rows, batch.now);
+      const result = await replaceKeys(trx, batch.projectId, scope, batch.source, batch.rows, batch.now);
       await addUsage(trx, batch.projectId, batch.source, result.inserted, batch.now);
       return result;
     });
   }
 
-  deleteByKey(projectId: number, insertIds: readonly string[], options?: WriteOptions): Promise<number> {
-    return this.inTransaction(options, (trx) => deleteKeys(trx, projectId, insertIds));
+  deleteByKey(projectId: number, scope: MirrorScope, insertIds: readonly string[], options?: WriteOptions): Promise<number> {
+    return this.inTransaction(options, (trx) => deleteKeys(trx, projectId, scope, insertIds));
   }
 
   scan(query: ScanQuery) {
