@@ -299,6 +299,13 @@ async function describeTable(c: pg.Client, flavor: PgFlavor, table: string): Pro
   const [schema, name] = parts.length === 1 ? [undefined, parts[0]!] : [parts[parts.length - 2]!, parts[parts.length - 1]!];
   const cols = await flavor.describeTable(c, schema, name);
   if (cols.length === 0) throw new WarehouseError(`table not found: ${table}`);
+  // The catalog shows a table's columns to anyone who may use its schema; reading it needs SELECT.
+  try {
+    await c.query(buildProbeQuery({ table }, flavor.dialect));
+  } catch (err) {
+    if ((err as { code?: string }).code !== '42501') throw err;
+    throw new WarehouseError(`missing grant: ${err instanceof Error ? err.message : String(err)} (GRANT SELECT on the table, and USAGE on its schema, to the source's user)`);
+  }
   return cols;
 }
 

@@ -4,9 +4,9 @@
  * holder's writes match nothing), checkpoint, counts and the worker that last took it.
  */
 import { parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
-import { recordRunWorker } from './run-workers.repo.js';
+import { recordRunWorker, type RunKind } from './run-workers.repo.js';
 
-export type RunKind = 'sync' | 'migration' | 'batch-import';
+export type { RunKind } from './run-workers.repo.js';
 export type PartitionStatus = 'queued' | 'running' | 'done' | 'failed';
 const ACTIVE: PartitionStatus[] = ['queued', 'running'];
 

@@ -4,7 +4,9 @@
  * ("names each worker process that ran a part of the run", CONTRACT §3).
  */
 import type { DbOrTrx } from './knex.js';
-import type { RunKind } from './run-partitions.repo.js';
+
+/** The kinds of run that can be split and taken by several workers (also run_partitions.kind). */
+export type RunKind = 'sync' | 'migration' | 'batch-import';
 
 export async function recordRunWorker(db: DbOrTrx, kind: RunKind, runId: string, worker: string): Promise<void> {
   await db('run_workers').insert({ kind, run_id: runId, worker }).onConflict(['kind', 'run_id', 'worker']).ignore();

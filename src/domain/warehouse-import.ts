@@ -191,11 +191,11 @@ export function schemaProblems(def: ImportDefinition, columns: readonly SourceCo
   return problems;
 }
 
-/** Zod issues as one readable line each ("field: message"). */
-export function zodProblems(error: z.ZodError): string[] {
+/** Zod issues as one readable line each ("field: message"); `within` names the object validated (`config`). */
+export function zodProblems(error: z.ZodError, within?: string): string[] {
   return error.issues.map((i) => {
-    if (i.code === 'unrecognized_keys') return `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `'${k}'`).join(', ')}`;
-    const path = i.path.join('.');
+    if (i.code === 'unrecognized_keys') return `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `'${k}'`).join(', ')}${within ? ` in ${within}` : ''}`;
+    const path = [...(within ? [within] : []), ...i.path].join('.');
     return path && !i.message.startsWith(path) ? `${path}: ${i.message}` : i.message;
   });
 }

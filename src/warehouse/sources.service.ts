@@ -79,7 +79,7 @@ export async function createSource(deps: SourceDeps, projectId: number, body: un
   const def = connectorDefinition(type);
   if (!def) throw bad([`type must be one of ${supportedTypes().join(', ')}, not ${JSON.stringify(type)}`]);
   const cfg = def.configSchema.safeParse(config);
-  if (!cfg.success) throw bad(zodProblems(cfg.error).map((p) => (p.startsWith('config') ? p : `config.${p}`)));
+  if (!cfg.success) throw bad(zodProblems(cfg.error, 'config'));
   const refused = def.checkConfig?.(cfg.data, deps.config);
   if (refused) throw bad([refused]);
 

@@ -4,6 +4,7 @@
  * allowed, wrong password, missing grant, no such table or column, a time column that became
  * nullable under full_sync) — never a stack trace or a credential.
  */
+import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -101,6 +102,29 @@ describe.each(fixtures.map((f) => [f.type, f] as const))('POST …/warehouse-sou
     const res = await test(sourceId);
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/time_column_name: column 'ts' is nullable in the source; full_sync needs a NOT NULL event time column/);
+  });
+
+  // PostgreSQL's catalog lists a table's columns to a user without SELECT on it: the import is
+  // refused when it is created, as a query or a MariaDB table is, not at its first sync.
+  it.runIf(type === 'postgres')('an import of a table its user may not SELECT is a 400 naming the grant', async () => {
+    await src.createTable({ name: 'hidden', columns: [{ name: 'name', type: 'text', notNull: true }, { name: 'ts', type: 'timestamp', notNull: true }, { name: 'who', type: 'text' }] });
+    const role = `wh_ro_${crypto.randomBytes(4).toString('hex')}`;
+    const schema = src.tableRef('hidden').split('.')[0]!;
+    await src.exec(`CREATE ROLE ${role} LOGIN PASSWORD 'ro-pass'`);
+    await src.exec(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
+    try {
+      const url = new URL(src.sourceBody().config.connection_string as string);
+      url.username = role;
+      url.password = 'ro-pass';
+      const source = await call(api, 'POST', '', { type: 'postgres', name: 'reader', config: { connection_string: url.toString() } });
+      expect(source.status, JSON.stringify(source.body)).toBe(200);
+      const res = await call(api, 'POST', '/imports', { warehouse_source_id: source.body.results.id, ...imp('hidden') });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(/missing grant: permission denied .*GRANT SELECT on the table/);
+    } finally {
+      await src.exec(`DROP OWNED BY ${role}`);
+      await src.exec(`DROP ROLE ${role}`);
+    }
   });
 
   // Only MariaDB here has per-table grants the test can revoke from a real user; wrong credentials
