@@ -4,7 +4,7 @@
  * `{query}` only ever wrapped as a subquery, and the latest row per key as the dialects' own
  * window filter:
  *
- *   SELECT <columns> FROM <source> AS __wh_src WHERE <keys> IS NOT NULL [AND <after> > <param>]
+ *   SELECT <columns> FROM <source> AS __wh_src WHERE <keys> IS NOT NULL [AND <after> >= <param>]
  *   QUALIFY ROW_NUMBER() OVER (PARTITION BY <keys> ORDER BY <order> DESC NULLS LAST,
  *                              <tie as text> DESC NULLS LAST …) = 1
  *   ORDER BY … <offset clause>
@@ -51,7 +51,7 @@ function body<P>(spec: ReadSpec, columns: readonly ColumnInfo[], d: BacktickDial
   if (spec.latestBy) for (const k of spec.latestBy.keyColumns) where.push(`${quoteIdent(k)} IS NOT NULL`);
   if (spec.after) {
     params.push(d.afterParameter(spec.after.value, typeOf(spec.after.column)));
-    where.push(`${quoteIdent(spec.after.column)} > ${d.afterMarker}`);
+    where.push(`${quoteIdent(spec.after.column)} >= ${d.afterMarker}`);
   }
   let sql = `SELECT ${select} FROM ${fromItem(spec.source, d)} AS __wh_src${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
   if (spec.latestBy) {

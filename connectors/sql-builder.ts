@@ -4,7 +4,7 @@
  * parameters; a user's `{query}` is only ever wrapped as a subquery.
  *
  * Shape of a read:
- *   SELECT <columns> FROM (<source>) AS "__wh_src" [WHERE <after>]              -- plain
+ *   SELECT <columns> FROM (<source>) AS "__wh_src" [WHERE <after>]              -- plain (<after>: column >= watermark)
  *   SELECT <columns> FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY <keys>
  *       ORDER BY <orderColumn> DESC NULLS LAST, CAST(<tie> AS TEXT) DESC NULLS LAST …) AS "__wh_rn"
  *     FROM (<source>) AS "__wh_src" WHERE <keys> IS NOT NULL [AND <after>]) AS "__wh_l"
@@ -138,7 +138,7 @@ function body(spec: ReadSpec, d: SqlDialect, params: unknown[], columns: string[
   const where: string[] = [];
   if (spec.after) {
     params.push(spec.after.value);
-    where.push(`${q(spec.after.column)} > ${d.placeholder(params.length)}`);
+    where.push(`${q(spec.after.column)} >= ${d.placeholder(params.length)}`);
   }
   if (spec.range) where.push(rangeCondition(spec.range, d, params));
   const srcAlias = q('__wh_src');

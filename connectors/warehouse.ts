@@ -17,7 +17,11 @@ export type Row = Record<string, unknown>;
 
 export interface ReadSpec {
   source: TableRef;
-  /** time_based: only rows whose `column` is greater than `value`. */
+  /**
+   * time_based: only rows whose `column` is at or after `value` (the last run's greatest). The
+   * rows at the watermark are read again, and deduplicated, so a row inserted later with that
+   * same insert time is still loaded.
+   */
   after?: { column: string; value: string | number };
   /**
    * people/groups: only the latest row per key by `orderColumn` (ties broken deterministically); null keys excluded.

@@ -67,7 +67,7 @@ export async function runWarehouseSync(runId: string, ctx: JobContext): Promise<
       checkpoint.offset > 0
         ? `attempt ${attempt} (job ${ctx.jobId}): resuming after row ${checkpoint.offset}`
         : `attempt ${attempt} (job ${ctx.jobId}): started, reading ${source.type} ${tableLabel(imp.definition)}` +
-          (checkpoint.after !== null && checkpoint.after !== undefined ? ` where ${imp.definition.insert_time_column_name} > ${JSON.stringify(checkpoint.after)}` : '');
+          (checkpoint.after !== null && checkpoint.after !== undefined ? ` where ${imp.definition.insert_time_column_name} >= ${JSON.stringify(checkpoint.after)}` : '');
     return { checkpoint, log: appendLog(current.log, [logLine(now, startLine)]) };
   });
   if (!started) return 'already-finished';

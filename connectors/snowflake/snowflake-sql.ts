@@ -133,7 +133,7 @@ function readBody(spec: ReadSpec, columns: ColumnInfo[]): SqlStatement {
   if (spec.after) {
     const col = need(spec.after.column, 'watermark');
     const { placeholder, value } = watermarkBind(col, spec.after.value);
-    where.push(`${quoteIdent(col.name)} > ${placeholder}`);
+    where.push(`${quoteIdent(col.name)} >= ${placeholder}`);
     binds.push(value);
   }
   let qualify = '';

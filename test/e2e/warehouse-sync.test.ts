@@ -194,7 +194,7 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
       expect(again).toMatchObject({ run_id: second.run_id, status: 'SUCCEEDED', num_events_imported: 0, num_deduplicated: goodRows.length });
     });
 
-    it('events time_based: the second run reads only rows inserted after the watermark', async () => {
+    it('events time_based: a run reads the rows at or after the watermark, and imports only the new', async () => {
       const q = await seedProject(t.db);
       const qa: Api = { ...api, basic: q.basic, projectId: q.id };
       await src.createTable({ name: 'tb_events', columns: EVENT_COLUMNS });
@@ -216,10 +216,16 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
       ]);
       expect(await qsync()).toBe('succeeded');
       const [latest] = await history(qa, importId);
-      expect(latest).toMatchObject({ status: 'SUCCEEDED', rows_read: 2, num_events_imported: 2 });
+      // The row at the watermark (id 9) is read again, and known already.
+      expect(latest).toMatchObject({ status: 'SUCCEEDED', rows_read: 3, num_events_imported: 2, num_deduplicated: 1 });
       expect(await countEvents(t.db, q.id)).toBe(6);
+      // A row loaded later with the same insert time as the newest one read is still imported.
+      await src.insertRows('tb_events', [{ id: 22, event_type: 'late', ts: at(34), user_id: 'erin', uid: null, device: null, props: null, plan: null, amount: null, inserted_at: at(33) }]);
       expect(await qsync()).toBe('succeeded');
-      expect((await history(qa, importId))[0]).toMatchObject({ rows_read: 0, num_events_imported: 0 });
+      expect((await history(qa, importId))[0]).toMatchObject({ rows_read: 2, num_events_imported: 1, num_deduplicated: 1 });
+      expect(await countEvents(t.db, q.id)).toBe(7);
+      expect(await qsync()).toBe('succeeded');
+      expect((await history(qa, importId))[0]).toMatchObject({ rows_read: 2, num_events_imported: 0, num_deduplicated: 2 });
     });
 
     it('events from a SELECT query with a fixed event name and an insert id column', async () => {

@@ -74,8 +74,9 @@ describe.each(dbKinds())('worker killed mid time_based run, store on %s', (kind)
     const committed = Number(killed.rows_read);
     expect(killed.status).toBe('RUNNING');
     expect(committed).toBeLessThan(BIG);
-    // The checkpoint and the events were committed together: nothing beyond the checkpoint is stored.
-    expect(await countEvents(t.db, p.id)).toBe(BASE + committed);
+    // The checkpoint and the events were committed together: nothing beyond the checkpoint is stored
+    // (its first row read is the one at the watermark, stored already).
+    expect(await countEvents(t.db, p.id)).toBe(BASE + committed - 1);
     // The watermark has not moved: a run that has not succeeded leaves it alone.
     expect(await watermarkOf(api, importId)).toBe(insertTimeOf(BASE - 1));
 
@@ -83,17 +84,17 @@ describe.each(dbKinds())('worker killed mid time_based run, store on %s', (kind)
     await appendEvRows(src, BASE + BIG, LATE);
     const second = worker();
     const done = await waitForRun(api, importId, run_id, 60_000);
-    expect(done).toMatchObject({ status: 'SUCCEEDED', rows_read: BIG + LATE, num_events_imported: BIG + LATE, num_deduplicated: 0, rows_skipped: 0, error: null });
+    expect(done).toMatchObject({ status: 'SUCCEEDED', rows_read: BIG + LATE + 1, num_events_imported: BIG + LATE, num_deduplicated: 1, rows_skipped: 0, error: null });
     expect(done.attempts).toBeGreaterThanOrEqual(2);
     const log = done.log.join('\n');
-    expect(log).toMatch(`where inserted_at > ${insertTimeOf(BASE - 1)}`);
+    expect(log).toMatch(`where inserted_at >= ${insertTimeOf(BASE - 1)}`);
     expect(log).toMatch(new RegExp(`resuming after row ${committed}\\b`));
     expect(await watermarkOf(api, importId)).toBe(insertTimeOf(BASE + BIG + LATE - 1));
 
-    // A follow-up run reads only what arrived since; one more finds nothing new.
+    // A follow-up run imports only what arrived since (reading the row at the watermark again); one more finds nothing new.
     await appendEvRows(src, BASE + BIG + LATE, AFTER);
-    expect(await syncAndWait(api, importId, 60_000)).toMatchObject({ status: 'SUCCEEDED', rows_read: AFTER, num_events_imported: AFTER, num_deduplicated: 0 });
-    expect(await syncAndWait(api, importId, 60_000)).toMatchObject({ status: 'SUCCEEDED', rows_read: 0, num_events_imported: 0 });
+    expect(await syncAndWait(api, importId, 60_000)).toMatchObject({ status: 'SUCCEEDED', rows_read: AFTER + 1, num_events_imported: AFTER, num_deduplicated: 1 });
+    expect(await syncAndWait(api, importId, 60_000)).toMatchObject({ status: 'SUCCEEDED', rows_read: 1, num_events_imported: 0, num_deduplicated: 1 });
 
     // Every row of the table once: no id missing, none stored twice (storedEvRows throws on a second copy).
     const { stored, missing } = await storedEvRows(eventStoreOf(t.db), p.id, TOTAL);

@@ -142,7 +142,8 @@ describe('bigquery connector (stand-in)', () => {
 
     const rest = await collect(c.stream({ ...spec, offset: 2100 }, ctx()));
     expect(rest.map((r) => r.n)).toEqual(Array.from({ length: 400 }, (_, i) => 2100 + i));
-    const after = await collect(c.stream({ ...spec, after: { column: 'n', value: 2497 } }, ctx()));
+    // time_based reads from the watermark on (the rows at it again: dedupe knows them).
+    const after = await collect(c.stream({ ...spec, after: { column: 'n', value: 2498 } }, ctx()));
     expect(after).toEqual([
       { n: 2498, label: null },
       { n: 2499, label: 'odd' },

@@ -79,7 +79,7 @@ describe('databricks connector (stand-in)', () => {
     expect(all).toHaveLength(1000);
     await collect(c.stream({ source: { table: 'typed' }, after: { column: 'ts', value: '2024-01-01T00:00:00.000Z' } }, ctx()));
     const last = fx.standin.stats().statements.at(-1)!;
-    expect(last.statement).toMatch(/`ts` > :wh_after/);
+    expect(last.statement).toMatch(/`ts` >= :wh_after/);
     expect(last.parameters).toEqual([{ name: 'wh_after', value: '2024-01-01T00:00:00.000Z', type: 'TIMESTAMP' }]);
     expect(last).toMatchObject({ catalog: 'main', schema: 'analytics' });
   });

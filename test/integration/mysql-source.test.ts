@@ -74,7 +74,8 @@ describe.runIf(mysqlSourceFixture.available())('mysql source values and dialect'
       { key: 'k2', order: 3, select: 'c' },
     ]);
     const after = await collect(c.stream({ source: { table: 'vals' }, after: { column: 'dt', value: '2024-05-01 12:34:56.789' }, orderBy: ['order'], columns: ['order'] }, ctx()));
-    expect(after).toEqual([{ order: 2 }, { order: 3 }]);
+    // At or after the watermark: the row whose dt is exactly it (to the millisecond) included.
+    expect(after).toEqual([{ order: 1 }, { order: 2 }, { order: 3 }]);
     expect(await c.count!({ source: { query: 'SELECT `order` FROM vals WHERE `select` <> "a"' } }, ctx())).toBe(2);
     expect((await c.describe({ table: 'vals' })).map((x) => [x.name, x.type, x.nullable]).slice(0, 5)).toEqual([
       ['id', 'int(11)', false],

@@ -198,16 +198,18 @@ describe('snowflake connector through snowflake-sdk and the stand-in', () => {
     );
   });
 
-  it('reads only rows above a time_based watermark (an ISO string of a Date it returned), and resumes at an offset', async () => {
+  it('reads only rows at or after a time_based watermark (an ISO string of a Date it returned), and resumes at an offset', async () => {
     const c = connector();
     const watermark = new Date(T0 + 49 * 60_000).toISOString();
     const spec: ReadSpec = { source: { query: 'SELECT * FROM events' }, after: { column: 'loaded_at', value: watermark }, orderBy: ['loaded_at', 'insert_id'] };
     const all = await readAll(c, spec);
-    expect(all).toHaveLength(500);
-    expect(all.every((r) => (r.loaded_at as Date).getTime() > T0 + 49 * 60_000)).toBe(true);
+    // The 500 rows after the watermark and the 10 loaded at exactly it.
+    expect(all).toHaveLength(510);
+    expect(all.every((r) => (r.loaded_at as Date).getTime() >= T0 + 49 * 60_000)).toBe(true);
+    expect(all.filter((r) => (r.loaded_at as Date).getTime() === T0 + 49 * 60_000)).toHaveLength(10);
     const resumed = await readAll(c, { ...spec, offset: 123 });
     expect(resumed.map((r) => r.insert_id)).toEqual(all.slice(123).map((r) => r.insert_id));
-    expect(await c.count!(spec, ctx())).toBe(500);
+    expect(await c.count!(spec, ctx())).toBe(510);
   });
 
   it('turns a failing query into a non-retryable error carrying Snowflake’s message', async () => {

@@ -24,7 +24,7 @@ describe('redshift SQL', () => {
   it('watermark, count and split points bind values and use only window syntax Redshift has', () => {
     const spec = { source: { query: 'SELECT * FROM events;' }, after: { column: 'loaded_at', value: '2024-05-01 00:00:00' } };
     expect(buildCountQuery(spec, REDSHIFT_DIALECT)).toEqual({
-      sql: 'SELECT COUNT(*) AS n FROM (SELECT "__wh_src".* FROM (SELECT * FROM events) AS "__wh_src" WHERE "loaded_at" > $1) AS "__wh_c"',
+      sql: 'SELECT COUNT(*) AS n FROM (SELECT "__wh_src".* FROM (SELECT * FROM events) AS "__wh_src" WHERE "loaded_at" >= $1) AS "__wh_c"',
       params: ['2024-05-01 00:00:00'],
     });
     const split = buildSplitPointsQuery(spec, 'id', 1000, REDSHIFT_DIALECT);

@@ -44,18 +44,18 @@ describe('snowflake query text', () => {
       'SELECT "user_id", "plan" FROM USERS WHERE "user_id" IS NOT NULL QUALIFY ROW_NUMBER() OVER (PARTITION BY "user_id" ORDER BY "updated_at" DESC NULLS LAST, TO_VARCHAR("props") DESC NULLS LAST) = 1 ORDER BY "user_id"',
     );
     expect(buildCountSql({ source: { table: 'USERS' }, after: { column: 'n', value: 5 }, orderBy: ['n'], offset: 3 }, cols)).toEqual({
-      sqlText: 'SELECT COUNT(*) AS "n" FROM (SELECT * FROM USERS WHERE "n" > ?) AS "c"',
+      sqlText: 'SELECT COUNT(*) AS "n" FROM (SELECT * FROM USERS WHERE "n" >= ?) AS "c"',
       binds: [5],
     });
   });
 
-  it('filters time_based reads above the watermark, compared as a timestamp, and resumes at an offset', () => {
+  it('filters time_based reads from the watermark on, compared as a timestamp, and resumes at an offset', () => {
     const { sqlText, binds } = buildReadSql(
       { source: { query: 'SELECT * FROM EVENTS' }, after: { column: 'updated_at', value: '2024-03-01T10:00:00.250Z' }, orderBy: ['updated_at'], offset: 500 },
       cols,
     );
     expect(sqlText).toBe(
-      'SELECT * FROM (\nSELECT * FROM EVENTS\n) AS "src" WHERE "updated_at" > TO_TIMESTAMP_NTZ(?) ORDER BY "updated_at" LIMIT NULL OFFSET 500',
+      'SELECT * FROM (\nSELECT * FROM EVENTS\n) AS "src" WHERE "updated_at" >= TO_TIMESTAMP_NTZ(?) ORDER BY "updated_at" LIMIT NULL OFFSET 500',
     );
     expect(binds).toEqual(['2024-03-01 10:00:00.250']);
   });

@@ -37,7 +37,7 @@ describe('query building', () => {
     });
     const after = buildReadQuery({ source: { query: 'SELECT * FROM x;' }, after: { column: 'ins', value: '2024-01-01' }, orderBy: ['ins'] }, SQLITE_DIALECT);
     expect(after).toEqual({
-      sql: 'SELECT "__wh_src".* FROM (SELECT * FROM x) AS "__wh_src" WHERE "ins" > ? ORDER BY "ins"',
+      sql: 'SELECT "__wh_src".* FROM (SELECT * FROM x) AS "__wh_src" WHERE "ins" >= ? ORDER BY "ins"',
       params: ['2024-01-01'],
     });
     const latest = buildReadQuery(
@@ -49,7 +49,7 @@ describe('query building', () => {
         'FROM "users" AS "__wh_src" WHERE "id" IS NOT NULL) AS "__wh_l" WHERE "__wh_l"."__wh_rn" = 1 ORDER BY "id"',
     );
     expect(buildCountQuery({ source: { table: 't' }, after: { column: 'c', value: 5 }, offset: 99 }, POSTGRES_DIALECT)).toEqual({
-      sql: 'SELECT COUNT(*) AS n FROM (SELECT "__wh_src".* FROM "t" AS "__wh_src" WHERE "c" > $1) AS "__wh_c"',
+      sql: 'SELECT COUNT(*) AS n FROM (SELECT "__wh_src".* FROM "t" AS "__wh_src" WHERE "c" >= $1) AS "__wh_c"',
       params: [5],
     });
   });
