@@ -4,9 +4,9 @@
  * own a run (a Redis loss re-enqueued it while the first still ran) can never both commit the
  * same chunk — the loser's transaction rolls back with its inserts.
  */
-import { parseJson, toJson, toNumber, type Db, type DbOrTrx } from './knex.js';
+import { lockedOnPostgres, parseJson, toJson, toNumber, type Db, type DbOrTrx } from './knex.js';
 import { logLine } from '../domain/sync-log.js';
-import { appendBoundedLog } from './run-log.repo.js';
+import { appendBoundedLog, withLine } from './run-log.repo.js';
 import { recordRunWorker } from './run-workers.repo.js';
 
 export type BatchImportType = 'events' | 'people' | 'groups';
@@ -175,7 +175,7 @@ export async function addRecordsDone(trx: DbOrTrx, id: string, units: number, no
 /** The run row, locked for the rest of the transaction on PostgreSQL (SQLite has one writer). */
 export async function lockBatchImport(trx: DbOrTrx, id: string): Promise<BatchImport | undefined> {
   const q = trx(TABLE).where({ id });
-  const row = await (trx.client.config.client === 'pg' ? q.forUpdate() : q).first();
+  const row = await lockedOnPostgres(trx, q).first();
   return row ? fromRow(row) : undefined;
 }
 
@@ -228,10 +228,10 @@ export async function setBatchImportStatus(
     let q = trx(TABLE).where({ id }).whereIn('status', ['queued', 'running']);
     if (opts.expectDone !== undefined) q = q.andWhere('records_done', opts.expectDone);
     // Locked like an append (run-log.repo.ts), so a line appended meanwhile is not overwritten.
-    const row = await (trx.client.config.client === 'pg' ? q.clone().forUpdate() : q.clone()).first('log');
+    const row = await lockedOnPostgres(trx, q.clone()).first('log');
     if (!row) return false;
     const final = status === 'succeeded' || status === 'failed';
-    const log = opts.line ? (parseJson<string[]>(row.log) ?? []).concat(logLine(opts.now, opts.line)).slice(-RUN_LOG_MAX) : undefined;
+    const log = opts.line ? withLine(row.log, opts.now, opts.line, RUN_LOG_MAX) : undefined;
     const n = await q.update({
       status,
       error: opts.error ?? null,

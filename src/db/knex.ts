@@ -86,6 +86,14 @@ export function dialect(db: DbOrTrx): Dialect {
   return (db.client.config.client as string) === 'pg' ? 'postgres' : 'sqlite';
 }
 
+/**
+ * The query's rows locked for the rest of the transaction on PostgreSQL (FOR UPDATE). SQLite
+ * needs no row lock: its transactions begin IMMEDIATE and hold the one write lock (below).
+ */
+export function lockedOnPostgres(db: DbOrTrx, q: Knex.QueryBuilder): Knex.QueryBuilder {
+  return dialect(db) === 'postgres' ? q.forUpdate() : q;
+}
+
 /** The rows of a `db.raw` result: pg answers `{ rows }`, better-sqlite3 the array itself. */
 export function rawRows<T = Record<string, unknown>>(db: DbOrTrx, result: unknown): T[] {
   return (dialect(db) === 'postgres' ? (result as { rows: T[] }).rows : (result as T[])) ?? [];

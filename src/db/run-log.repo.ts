@@ -4,15 +4,18 @@
  * reads and writes under the row's lock (FOR UPDATE on PostgreSQL; SQLite transactions begin
  * IMMEDIATE, src/db/knex.ts) — a read-then-write outside one would drop the other writer's line.
  */
-import { dialect, parseJson, toJson, type DbOrTrx } from './knex.js';
+import { lockedOnPostgres, parseJson, toJson, type DbOrTrx } from './knex.js';
 import { logLine } from '../domain/sync-log.js';
+
+/** The stored log (JSON text or array) with one more line, the newest `max` kept. */
+export function withLine(stored: unknown, now: number, line: string, max: number): string[] {
+  return (parseJson<string[]>(stored) ?? []).concat(logLine(now, line)).slice(-max);
+}
 
 export async function appendBoundedLog(db: DbOrTrx, table: string, id: string | number, line: string, now: number, max: number): Promise<void> {
   await db.transaction(async (trx) => {
-    const q = trx(table).where({ id });
-    const row = await (dialect(trx) === 'postgres' ? q.forUpdate() : q).first('log');
+    const row = await lockedOnPostgres(trx, trx(table).where({ id })).first('log');
     if (!row) return;
-    const log = (parseJson<string[]>(row.log) ?? []).concat(logLine(now, line)).slice(-max);
-    await trx(table).where({ id }).update({ log: toJson(log), updated_at: now });
+    await trx(table).where({ id }).update({ log: toJson(withLine(row.log, now, line, max)), updated_at: now });
   });
 }

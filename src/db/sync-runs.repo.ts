@@ -3,7 +3,7 @@
  * enqueued; the worker writes status, counts, checkpoint and a bounded log to it. Two unique
  * indexes make triggering race-safe: one QUEUED/RUNNING run per import, one run per schedule slot.
  */
-import { dialect, parseJson, toJson, toNumber, type Db, type DbOrTrx } from './knex.js';
+import { lockedOnPostgres, parseJson, toJson, toNumber, type Db, type DbOrTrx } from './knex.js';
 import { recordRunWorker } from './run-workers.repo.js';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
@@ -53,8 +53,6 @@ export interface SyncRun {
   startedAt: number | null;
   finishedAt: number | null;
   updatedAt: number;
-  /** "host:pid" of the worker that ran the last unpartitioned attempt (partitions record their own). */
-  worker: string | null;
 }
 
 const nullableNumber = (v: unknown) => (v === null || v === undefined ? null : toNumber(v));
@@ -83,7 +81,6 @@ function toRun(r: Record<string, unknown>): SyncRun {
     startedAt: nullableNumber(r.started_at),
     finishedAt: nullableNumber(r.finished_at),
     updatedAt: toNumber(r.updated_at),
-    worker: (r.worker as string | null | undefined) ?? null,
   };
 }
 
@@ -201,7 +198,7 @@ export async function startAttempt(
 ): Promise<(AttemptStart & { run: SyncRun; attempt: number }) | undefined> {
   return db.transaction(async (trx) => {
     const q = trx('sync_runs').where({ id });
-    const row = await (dialect(trx) === 'postgres' ? q.forUpdate() : q).first();
+    const row = await lockedOnPostgres(trx, q).first();
     const run = row ? toRun(row) : undefined;
     if (!run || run.attempts !== seen || !ACTIVE_STATUSES.includes(run.status)) return undefined;
     const attempt = run.attempts + 1;
@@ -216,7 +213,6 @@ export async function startAttempt(
         log: toJson(begun.log),
         error: null,
         updated_at: fields.now,
-        ...(fields.worker ? { worker: fields.worker } : {}),
       });
     if (fields.worker) await recordRunWorker(trx, 'sync', id, fields.worker);
     return { ...begun, run, attempt };
@@ -302,7 +298,7 @@ export async function addRunCounts(db: DbOrTrx, id: string, delta: Counts, now: 
  */
 export async function lockRun(db: DbOrTrx, id: string): Promise<SyncRun | undefined> {
   const q = db('sync_runs').where({ id });
-  const row = await (db.client.config.client === 'pg' ? q.forUpdate() : q).first();
+  const row = await lockedOnPostgres(db, q).first();
   return row ? toRun(row) : undefined;
 }
 

@@ -38,10 +38,10 @@ export class TextStreamWriter {
   }
 
   /**
-   * The body's stream, set up at the first write: until then an error may still be answered
+   * The body's stream, opened at the first write: until then an error may still be answered
    * with an ordinary error response, without a Content-Encoding its plain body does not have.
    */
-  private get out(): Writable {
+  private opened(): Writable {
     if (this.stream) return this.stream;
     if (!this.options.gzip) return (this.stream = this.res);
     this.res.setHeader('content-encoding', 'gzip');
@@ -61,12 +61,12 @@ export class TextStreamWriter {
   /** Writes one chunk; resolves once the stream can take more (or the client is gone). */
   async write(chunk: string): Promise<void> {
     if (this.gone) return;
-    const out = this.out;
+    const out = this.opened();
     if (out.write(chunk)) return;
     await Promise.race([new Promise<void>((resolve) => out.once('drain', resolve)), this.closed]);
   }
 
   end(): void {
-    if (!this.gone) this.out.end();
+    if (!this.gone) this.opened().end();
   }
 }

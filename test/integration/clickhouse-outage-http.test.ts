@@ -5,18 +5,17 @@
  */
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClickHouseEventStore } from '../../src/store/clickhouse/clickhouse-event.store.js';
+import type { ClickHouseEventStore } from '../../src/store/clickhouse/clickhouse-event.store.js';
 import { withDatabase } from '../../src/store/clickhouse/clickhouse-url.js';
-import { basicAuth, seedProject, type SeededProject } from '../helpers/accounts.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { basicAuth, type SeededProject } from '../helpers/accounts.js';
+import type { TestApp } from '../helpers/app.js';
+import { startClickHouseApp, type ClickHouseApp } from '../helpers/clickhouse-app.js';
 import { createLoneClickHouse, type LoneClickHouse } from '../helpers/clickhouse-server.js';
-import { createTestDb, type TestDb } from '../helpers/db.js';
-import { attachEventStore } from '../helpers/events.js';
 
 // Conditional: needs ClickHouse installed; .ci/run installs it and sets TEST_CLICKHOUSE_URL, so CI always runs it.
 describe.runIf(process.env.TEST_CLICKHOUSE_URL)('ingestion while ClickHouse is down', () => {
   let server: LoneClickHouse;
-  let t: TestDb;
+  let running: ClickHouseApp;
   let app: TestApp;
   let p: SeededProject;
   let store: ClickHouseEventStore;
@@ -24,17 +23,11 @@ describe.runIf(process.env.TEST_CLICKHOUSE_URL)('ingestion while ClickHouse is d
 
   beforeAll(async () => {
     server = await createLoneClickHouse(8127);
-    t = await createTestDb('sqlite');
-    store = new ClickHouseEventStore({ EVENT_STORE_URL: storeUrl() });
-    await store.migrate();
-    attachEventStore(t.db, store);
-    app = await startTestApp(t.db, { EVENT_STORE_URL: storeUrl(), RATE_LIMIT_EVENTS_PER_SEC: 0 });
-    p = await seedProject(t.db, { role: 'admin' });
+    running = await startClickHouseApp({ EVENT_STORE_URL: storeUrl() });
+    ({ app, store, p } = running);
   }, 60_000);
   afterAll(async () => {
-    await app?.close();
-    await store?.close();
-    await t?.destroy();
+    await running?.close();
     await server?.destroy();
   });
 

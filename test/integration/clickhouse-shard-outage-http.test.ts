@@ -7,20 +7,19 @@
  */
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClickHouseEventStore } from '../../src/store/clickhouse/clickhouse-event.store.js';
+import type { ClickHouseEventStore } from '../../src/store/clickhouse/clickhouse-event.store.js';
 import { withDatabase } from '../../src/store/clickhouse/clickhouse-url.js';
-import { basicAuth, seedProject, type SeededProject } from '../helpers/accounts.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { basicAuth, type SeededProject } from '../helpers/accounts.js';
+import type { TestApp } from '../helpers/app.js';
+import { startClickHouseApp, type ClickHouseApp } from '../helpers/clickhouse-app.js';
 import { createLoneClickHouse, type LoneClickHouse } from '../helpers/clickhouse-server.js';
-import { createTestDb, type TestDb } from '../helpers/db.js';
-import { attachEventStore } from '../helpers/events.js';
 
 // Conditional: needs ClickHouse installed; .ci/run installs it and sets TEST_CLICKHOUSE_URL, so CI always runs it.
 describe.runIf(process.env.TEST_CLICKHOUSE_URL)('ingestion and reads while one ClickHouse shard is down', () => {
   const cluster = { name: 'outage_pair', tcpPorts: [9128, 9129] };
   let entry: LoneClickHouse;
   let other: LoneClickHouse;
-  let t: TestDb;
+  let running: ClickHouseApp;
   let app: TestApp;
   let p: SeededProject;
   let store: ClickHouseEventStore;
@@ -32,17 +31,11 @@ describe.runIf(process.env.TEST_CLICKHOUSE_URL)('ingestion and reads while one C
       EVENT_STORE_CLUSTER: cluster.name,
       EVENT_STORE_SHARD_URLS: [entry.url, other.url].map((u) => withDatabase(u, 'test_shard_outage')).join(','),
     };
-    t = await createTestDb('sqlite');
-    store = new ClickHouseEventStore(storeConfig);
-    await store.migrate();
-    attachEventStore(t.db, store);
-    app = await startTestApp(t.db, { ...storeConfig, RATE_LIMIT_EVENTS_PER_SEC: 0 });
-    p = await seedProject(t.db, { role: 'admin' });
+    running = await startClickHouseApp(storeConfig);
+    ({ app, store, p } = running);
   }, 60_000);
   afterAll(async () => {
-    await app?.close();
-    await store?.close();
-    await t?.destroy();
+    await running?.close();
     await Promise.all([entry?.destroy(), other?.destroy()]);
   });
 

@@ -3,7 +3,9 @@ import type { Knex } from 'knex';
 /**
  * Every worker ("host:pid") that took part of a run — a sync run, a batch import or a migration,
  * split or not: one row per run and worker, so a run killed on one worker and finished on another
- * names both (the `worker` columns of 007/009 keep only the last). Filled from those columns.
+ * names both (the `worker` columns of 007/009 kept only the last). Filled from those columns;
+ * sync_runs.worker is no longer written (run_partitions' and migration_days' still name the
+ * worker that last took each partition or day).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('run_workers', (t) => {
