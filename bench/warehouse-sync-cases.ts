@@ -15,6 +15,7 @@ import { runWarehouseSync } from '../jobs/warehouse-sync.handler.js';
 import type { JobContext } from '../jobs/types.js';
 import { createProject } from '../src/accounts/accounts.service.js';
 import { benchEventStore, countEvents } from './bench-store.js';
+import { storeOutageCheck } from '../src/runs/store-outage.js';
 import { toEventRows, type EventRows } from '../src/store/event-rows.js';
 import { FLOOR_CHUNK, floorOfChunks } from './floors.js';
 import { createDb, type Db } from '../src/db/knex.js';
@@ -166,9 +167,11 @@ export async function runSyncOnce(deps: { db: Db; config: Config; secrets: Secre
   const { db, config, secrets } = deps;
   const runId = crypto.randomUUID();
   await insertRunIfFree(db, { id: runId, importId, projectId, trigger: 'manual', jobId: `warehouse-sync-${runId}`, log: [], now: Date.now() });
+  const events = benchEventStore(db);
   const ctx: JobContext = {
     db,
-    events: benchEventStore(db),
+    events,
+    storeOutage: storeOutageCheck(db, events),
     log: silentLogger,
     config,
     secrets,

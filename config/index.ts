@@ -144,6 +144,11 @@ export const configSchema = z.object({
   JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30000),
   /** How often a job may lose its worker (kill -9, OOM) before BullMQ fails it; the reconciler re-enqueues it anyway. */
   JOB_MAX_STALLED_COUNT: int(3),
+  /**
+   * A job that meets an outage of our own stores (database, event store) waits it out without
+   * using an attempt: first after this long, doubling up to 12× (src/runs/store-outage.ts).
+   */
+  JOB_OUTAGE_RETRY_MS: z.coerce.number().int().min(10).default(5000),
   /** Worker process: serve /metrics (jobs_total, …) on this port; 0 = off (all-in-one serves them from web). */
   WORKER_METRICS_PORT: int(0),
 

@@ -16,7 +16,7 @@ import {
 import { commitChunk, type ReadyChunk } from '../src/ingest/batch-import.chunk.js';
 import { BatchFileError, readUnits } from '../src/ingest/batch-file.reader.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
-import { isFinalAttempt } from '../src/runs/failure.js';
+import { endsRun, isFinalAttempt } from '../src/runs/failure.js';
 import { workerId } from '../src/runs/partitions.js';
 import { percentDone } from '../src/runs/board-progress.js';
 import { ChunkPipeline, chunkPreparer } from './batch-import.chunks.js';
@@ -68,7 +68,7 @@ export const batchImportHandler: JobHandler<'batch-import'> = async ({ importId 
       throw new PermanentError(err.message);
     }
     if (err instanceof PermanentError) throw err;
-    if (isFinalAttempt('batch-import', ctx.attempt) && !ctx.signal.aborted) {
+    if (!ctx.signal.aborted && (await endsRun(err, isFinalAttempt('batch-import', ctx.attempt), ctx))) {
       await fail(ctx, run, `gave up after ${ctx.attempt} attempts: ${errorMessage(err)}`).catch(() => {});
     } else {
       await appendRunLog(ctx.db, run.id, `attempt ${ctx.attempt} failed: ${errorMessage(err)}`, Date.now()).catch(() => {});

@@ -31,7 +31,7 @@ import { fileIsGzipped, planNdjsonRanges, readNdjsonRange, type NdjsonRange } fr
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
 import { batchImportFinishJobId, batchImportPartJobId } from '../src/queue/job-ids.js';
 import { batchImportLabel } from '../src/queue/job-labels.js';
-import { classifyError, isFinalAttempt } from '../src/runs/failure.js';
+import { endsRun, isFinalAttempt } from '../src/runs/failure.js';
 import { flowProgress, partitionLabel, workerId } from '../src/runs/partitions.js';
 import { percentDone } from '../src/runs/board-progress.js';
 import { ChunkPipeline, chunkPreparer } from './batch-import.chunks.js';
@@ -148,7 +148,7 @@ export async function runBatchPartition({ importId, part }: { importId: string; 
       await finishPartition(ctx.db, key, attempt, 'queued', { now: Date.now() }).catch(() => {});
       throw err;
     }
-    const permanent = classifyError(err) === 'permanent' || err instanceof Error && err.name === 'BatchFileError' || isFinalAttempt('batch-import-part', ctx.attempt);
+    const permanent = (err instanceof Error && err.name === 'BatchFileError') || (await endsRun(err, isFinalAttempt('batch-import-part', ctx.attempt), ctx));
     const now = Date.now();
     if (!permanent) {
       await finishPartition(ctx.db, key, attempt, 'queued', { error: message, now }).catch(() => {});

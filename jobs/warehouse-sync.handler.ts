@@ -19,7 +19,7 @@ import { findImport, findSource, setWatermark, type WarehouseImport, type Wareho
 import { appendLog, logLine } from '../src/domain/sync-log.js';
 import { schemaProblems } from '../src/domain/warehouse-import.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
-import { classifyError, isFinalAttempt } from '../src/runs/failure.js';
+import { endsRun, isFinalAttempt } from '../src/runs/failure.js';
 import { workerId } from '../src/runs/partitions.js';
 import { syncLookupTable } from '../src/warehouse/lookup-sync.js';
 import { readSpecFor, tableLabel } from '../src/warehouse/read-spec.js';
@@ -81,7 +81,7 @@ export async function runWarehouseSync(runId: string, ctx: JobContext): Promise<
     if (err instanceof Superseded) throw new RetryableError(`run ${runId} was taken over by a newer attempt or cancelled`);
     const message = errorMessage(err);
     const aborted = ctx.signal.aborted && !(err instanceof PermanentError);
-    const permanent = !aborted && (classifyError(err) === 'permanent' || isFinalAttempt('warehouse-sync', ctx.attempt));
+    const permanent = !aborted && (await endsRun(err, isFinalAttempt('warehouse-sync', ctx.attempt), ctx));
     const line = aborted
       ? `interrupted after row ${state.offset} (shutdown); will resume`
       : permanent

@@ -7,11 +7,13 @@
  * - Shutdown (close()): the signal every handler holds is aborted; whatever the handler then
  *   does (checkpoint and return, or throw), the job goes back to `wait` without using an attempt,
  *   so another worker (or this one after a restart) resumes it at once.
+ * - An outage of our own stores (src/runs/store-outage.ts) delays the job without using an
+ *   attempt, waiting longer each time: a database or ClickHouse down for an hour fails no run.
  * - The catalog's timeout aborts the handler's signal and counts as a failed (retried) attempt.
  * - A lost lock (Redis lost the job) aborts that handler's signal too; SQL fencing in the
  *   handler keeps a second copy of the job from doubling anything.
  */
-import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { EventStore } from '../src/store/event-store.js';
 import type { Db } from '../src/db/knex.js';
@@ -25,6 +27,7 @@ import { catalogNameOf, isJobName, jobCatalog, QUEUE_NAMES, type JobName, type Q
 import type { JobQueues } from '../src/queue/queues.js';
 import type { RedisClient } from '../src/queue/redis-connection.js';
 import { logLine } from '../src/domain/sync-log.js';
+import { outageWaitMs, storeOutageCheck, type StoreOutageCheck } from '../src/runs/store-outage.js';
 import { boardProgress, doneProgress, shownPercent, type Progress, type ReportedProgress } from '../src/runs/board-progress.js';
 import { FetchWatchdog } from './fetch-watchdog.js';
 import type { JobContext, JobHandler } from './types.js';
@@ -43,7 +46,7 @@ export interface WorkerRuntimeDeps {
   queueNames?: readonly QueueName[];
 }
 
-type Outcome = 'completed' | 'failed' | 'retry' | 'interrupted' | 'invalid';
+type Outcome = 'completed' | 'failed' | 'retry' | 'waiting' | 'interrupted' | 'invalid';
 
 class TimeoutReason extends Error {}
 class LockLostReason extends Error {}
@@ -66,8 +69,11 @@ export class WorkerRuntime {
   /** Replaced workers still closing (bounded; see retire). */
   private readonly retiring = new Set<Promise<void>>();
   private closing: Promise<void> | undefined;
+  private readonly storeOutage: StoreOutageCheck;
 
-  constructor(private readonly deps: WorkerRuntimeDeps) {}
+  constructor(private readonly deps: WorkerRuntimeDeps) {
+    this.storeOutage = storeOutageCheck(deps.db, deps.events);
+  }
 
   private get queueNames(): readonly QueueName[] {
     return this.deps.queueNames ?? QUEUE_NAMES;
@@ -215,6 +221,7 @@ export class WorkerRuntime {
       secrets: this.deps.secrets,
       queues: this.deps.queues,
       signal,
+      storeOutage: this.storeOutage,
       attempt,
       jobId: job.id!,
       // The dashboard is best effort: SQL is the record, so a Redis hiccup must not fail the job.
@@ -243,11 +250,13 @@ export class WorkerRuntime {
         if (this.shutdown.signal.aborted) return await this.handBack(queue, job, token, log);
         const reason = own.signal.reason as unknown;
         const final = attempt >= entry.attempts;
-        this.count(queue, final ? 'failed' : 'retry');
         if (reason instanceof TimeoutReason) {
+          this.count(queue, final ? 'failed' : 'retry');
           log.error({ ms: Date.now() - started }, 'job timed out');
           throw new RetryableError(reason.message);
         }
+        if (!own.signal.aborted && (await this.storeOutage(err)) && (await this.waitOutOutage(queue, job, token, err, ctx))) throw new DelayedError();
+        this.count(queue, final ? 'failed' : 'retry');
         log[final ? 'error' : 'warn']({ err: errorMessage(err), final }, 'job attempt failed');
         throw err;
       }
@@ -280,6 +289,26 @@ export class WorkerRuntime {
     } catch (err) {
       log.debug({ err: errorMessage(err) }, 'parent progress not recorded');
     }
+  }
+
+  /**
+   * Our own store is out: the job goes to `delayed` without using an attempt, and waits longer
+   * after each outage in a row (starts that used no attempt: these waits, hand-backs, stalls).
+   * False when Redis would not take the move either: the failure then counts as usual.
+   */
+  private async waitOutOutage(queue: QueueName, job: Job, token: string | undefined, err: unknown, ctx: JobContext): Promise<boolean> {
+    const waitMs = outageWaitMs(this.deps.config.JOB_OUTAGE_RETRY_MS, job.attemptsStarted - job.attemptsMade - 1);
+    try {
+      await job.moveToDelayed(Date.now() + waitMs, token);
+    } catch (moveErr) {
+      ctx.log.warn({ err: errorMessage(moveErr) }, 'could not delay the job for the outage; the failure counts as an attempt');
+      return false;
+    }
+    this.count(queue, 'waiting');
+    const line = `store unavailable (${errorMessage(err)}): trying again in ${Math.round(waitMs / 1000)} s; not counted as an attempt`;
+    ctx.log.warn({ err: errorMessage(err), waitMs }, 'store unavailable; job waits without using an attempt');
+    await ctx.logLine(line);
+    return true;
   }
 
   /** Puts a job interrupted by shutdown back to `wait` without using an attempt. */

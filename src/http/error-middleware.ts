@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../lib/logger.js';
 import { StoreUnavailableError, ValidationError } from '../lib/errors.js';
+import { looksLikeStoreOutage } from '../lib/error-codes.js';
 import { surfaceOf } from './surface.js';
 import { allowedMethods } from './allowed-methods.js';
 import { methodNotAllowed } from './method-not-allowed.js';
@@ -36,10 +37,15 @@ function fromUrl(err: unknown): ValidationError | undefined {
   return err instanceof URIError ? new ValidationError(400, 'the URL is not valid percent-encoded UTF-8') : undefined;
 }
 
-/** The event store is down or overloaded: the client should retry (dedupe makes that safe). */
+/**
+ * The event store or the database is down or overloaded: the client should retry (dedupe makes
+ * that safe). A connection-level failure reaching this far is our own store's: connectors turn
+ * their sources' failures into errors of their own.
+ */
 function fromStore(err: unknown): ValidationError | undefined {
-  if (!(err instanceof StoreUnavailableError)) return undefined;
-  return new ValidationError(503, 'event store unavailable: retry later (a retry never stores an event twice)', { headers: { 'Retry-After': '5' } });
+  if (!looksLikeStoreOutage(err)) return undefined;
+  const what = err instanceof StoreUnavailableError ? 'event store' : 'database';
+  return new ValidationError(503, `${what} unavailable: retry later (a retry never stores an event twice)`, { headers: { 'Retry-After': '5' } });
 }
 
 export function sendError(res: Response, err: ValidationError): void {

@@ -4,6 +4,8 @@
  * (src/runs/failure.ts) and by connectors that translate their driver's errors.
  */
 
+import { PermanentError, RetryableError, StoreUnavailableError } from './errors.js';
+
 export type FailureKind = 'permanent' | 'retryable';
 
 const PG_RETRYABLE_CLASSES = new Set(['08', '40', '53', '57', '58']);
@@ -44,10 +46,37 @@ export function classifyCode(code: string | undefined): FailureKind | undefined 
 }
 
 
+/** SQLSTATEs outside class 08 that still mean "no connection": shut down, starting up, no free slot. */
+const PG_CONNECTION_CODES = new Set(['57P01', '57P02', '57P03', '53300']);
+
+/**
+ * A code saying the connection itself failed (refused, reset, timed out, closed by a server
+ * shutting down, no slot free), whatever the statement was: the server is not there right now.
+ */
+export function isConnectionCode(code: string | undefined): boolean {
+  if (!code) return false;
+  if (SQLSTATE.test(code)) return code.startsWith('08') || PG_CONNECTION_CODES.has(code);
+  return NETWORK_RETRYABLE.has(code);
+}
+
 /** The driver code of an error or of its cause chain (what classifyError looks at). */
 export function errorCode(err: unknown): string | undefined {
   for (let e = err as { code?: unknown; cause?: unknown } | null, depth = 0; e && typeof e === 'object' && depth < 5; e = e.cause as typeof e, depth++) {
     if (typeof e.code === 'string') return e.code;
   }
   return undefined;
+}
+
+/**
+ * Whether an error may come from our own store being out. Our own retryable and permanent types
+ * (a connector's, a runner's verdict) and errors carrying a source's `retryable` verdict
+ * (WarehouseError) never do; knex's pool timing out does (the database is too busy to lend a
+ * connection).
+ */
+export function looksLikeStoreOutage(err: unknown): boolean {
+  if (err instanceof StoreUnavailableError) return true;
+  if (err instanceof RetryableError || err instanceof PermanentError) return false;
+  if (typeof (err as { retryable?: unknown } | null)?.retryable === 'boolean') return false;
+  if ((err as Error | null)?.name === 'KnexTimeoutError') return true;
+  return isConnectionCode(errorCode(err));
 }

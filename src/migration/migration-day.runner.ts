@@ -13,7 +13,7 @@ import { countDay } from './count-day.js';
 import { loadDay } from './load-day.js';
 import { countedJobId, finalizeJobId } from './migration-job-ids.js';
 import type { MigrationRunContext } from '../runs/context.js';
-import { classifyError } from '../runs/failure.js';
+import { endsRun } from '../runs/failure.js';
 import { workerId } from '../runs/partitions.js';
 
 export interface DayJobOptions {
@@ -62,7 +62,7 @@ export async function runMigrationDay(
     if (m.phase === 'count') await countDay(ctx, m, payload.day);
     else if (m.phase === 'load' && (await loadDay(ctx, m, payload.day)) === 'stopped') return { outcome: 'stopped: migration failed' };
   } catch (err) {
-    if (!ctx.signal.aborted && (classifyError(err) === 'permanent' || options.finalAttempt)) {
+    if (!ctx.signal.aborted && (await endsRun(err, options.finalAttempt, ctx))) {
       await failMigration(ctx, m, `${payload.day}: ${errorMessage(err)}`);
     } else {
       ctx.log.warn({ migrationId: m.id, day: payload.day, attempt: ctx.attempt, err: errorMessage(err) }, 'migration day failed; will retry');

@@ -29,6 +29,7 @@ import { removeMigrationFiles } from './archive-files.js';
 import { failMigration } from './migration-day.runner.js';
 import { finalizeJobId, loadJobId } from './migration-job-ids.js';
 import type { MigrationRunContext } from '../runs/context.js';
+import { endsRun } from '../runs/failure.js';
 
 const PROFILE_PAGE = 1000;
 
@@ -130,7 +131,7 @@ export async function runMigrationFinalize(
     if (m.phase === 'load' || m.phase === 'finalize') return { outcome: await afterLoad(ctx, m) };
     return { outcome: m.phase };
   } catch (err) {
-    if (!ctx.signal.aborted && options.finalAttempt) {
+    if (!ctx.signal.aborted && (await endsRun(err, options.finalAttempt, ctx))) {
       await failMigration(ctx, m, `finalizing: ${err instanceof Error ? err.message : String(err)}`);
     }
     throw err;

@@ -10,6 +10,7 @@ import type { Logger } from '../lib/logger.js';
 import type { SecretBox } from '../lib/secrets.js';
 import type { JobQueues } from '../queue/queues.js';
 import type { Progress, ReportedProgress } from './board-progress.js';
+import type { StoreOutageCheck } from './store-outage.js';
 
 export interface RunContext {
   db: Db;
@@ -27,6 +28,8 @@ export interface RunContext {
   parentProgress?: (value: ReportedProgress) => Promise<void>;
   /** One line in the Bull dashboard's job log. */
   logLine: (line: string) => Promise<void>;
+  /** Whether a failure is an outage of our own stores (./store-outage.ts): waited out, not counted. */
+  storeOutage: StoreOutageCheck;
   /** 1-based attempt number of this run of the job. */
   attempt: number;
   /** The BullMQ job id. */

@@ -13,6 +13,7 @@
 import type { FailureKind } from '../lib/error-codes.js';
 import { PermanentError, RetryableError } from '../lib/errors.js';
 import { jobCatalog, type JobName } from '../queue/catalog.js';
+import type { StoreOutageCheck } from './store-outage.js';
 
 export type { FailureKind };
 
@@ -28,6 +29,15 @@ export function classifyError(err: unknown): FailureKind {
 /** Whether this attempt of a job is its last (the catalog's attempts): failures are then final. */
 export function isFinalAttempt(jobName: JobName, attempt: number): boolean {
   return attempt >= jobCatalog[jobName].attempts;
+}
+
+/**
+ * Whether a failed attempt ends its run: a permanent error, or the last attempt failing for any
+ * reason but an outage of our own stores (those are waited out and never counted; ./store-outage.ts).
+ */
+export async function endsRun(err: unknown, finalAttempt: boolean, ctx: { storeOutage: StoreOutageCheck }): Promise<boolean> {
+  if (classifyError(err) === 'permanent') return true;
+  return finalAttempt && !(await ctx.storeOutage(err));
 }
 
 /**

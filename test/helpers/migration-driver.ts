@@ -4,6 +4,7 @@
  * the real BullMQ queue in Redis so the fan-out, job ids and enqueue order are the real ones.
  */
 import { eventStoreOf } from './events.js';
+import { storeOutageCheck } from '../../src/runs/store-outage.js';
 import type { Job } from 'bullmq';
 import type { Config } from '../../config/index.js';
 import { handlers } from '../../jobs/index.js';
@@ -26,9 +27,11 @@ export interface DriveResult {
 }
 
 export function jobContext(db: Db, config: Config, queues: JobQueues, job: Job, signal: AbortSignal, attempt = 1): JobContext {
+  const events = eventStoreOf(db);
   return {
     db,
-    events: eventStoreOf(db),
+    events,
+    storeOutage: storeOutageCheck(db, events),
     log: silentLogger,
     config,
     secrets: createSecretBox(secretsKeyFrom(config.SECRETS_KEY)),

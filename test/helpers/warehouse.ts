@@ -3,6 +3,7 @@
  * sync run's handler directly with a real JobContext (progress and log lines recorded).
  */
 import { eventStoreOf } from './events.js';
+import { storeOutageCheck } from '../../src/runs/store-outage.js';
 import type { Config } from '../../config/index.js';
 import { runWarehouseSync, type SyncOutcome } from '../../jobs/warehouse-sync.handler.js';
 import type { JobContext } from '../../jobs/types.js';
@@ -77,9 +78,11 @@ export function jobContext(
 ): RecordingContext {
   const progressValues: unknown[] = [];
   const lines: string[] = [];
+  const events = eventStoreOf(db);
   return {
     db,
-    events: eventStoreOf(db),
+    events,
+    storeOutage: storeOutageCheck(db, events),
     log: silentLogger,
     config,
     secrets: createSecretBox(secretsKeyFrom(config.SECRETS_KEY)),

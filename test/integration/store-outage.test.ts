@@ -1,0 +1,175 @@
+/**
+ * Our own stores out of reach — the PostgreSQL database (accounts, runs and events), or the
+ * ClickHouse event store — behind a TCP proxy the test takes down and brings back:
+ * - every surface answers 503 with Retry-After in its own error shape (never 500), and the
+ *   client's retry once the store is back stores each event exactly once;
+ * - a batch import that meets the outage waits it out without using any of its attempts, and
+ *   finishes with each event stored once when the store returns.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import zlib from 'node:zlib';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createDb, type Db } from '../../src/db/knex.js';
+import { ClickHouseEventStore } from '../../src/store/clickhouse/clickhouse-event.store.js';
+import { withDatabase } from '../../src/store/clickhouse/clickhouse-url.js';
+import { basicAuth, seedProject, type SeededProject } from '../helpers/accounts.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createTestClickHouse, type TestClickHouse } from '../helpers/clickhouse.js';
+import { createTestDb, type TestDb } from '../helpers/db.js';
+import { attachEventStore, countEvents } from '../helpers/events.js';
+import { body, ndjsonEvents, startInProcessWorker, until, type InProcessWorker } from '../helpers/job-platform.js';
+import { redisKinds, redisOverrides, type RedisKind } from '../helpers/redis-kinds.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+
+type OutageKind = 'postgres database' | 'clickhouse event store';
+
+function outageKinds(): [OutageKind, RedisKind][] {
+  const stores: OutageKind[] = [];
+  if (process.env.TEST_DATABASE_URL) stores.push('postgres database');
+  if (process.env.TEST_CLICKHOUSE_URL) stores.push('clickhouse event store');
+  return stores.flatMap((s) => redisKinds().map((r): [OutageKind, RedisKind] => [s, r]));
+}
+
+/** The same server, reached through the proxy's port. */
+function viaProxy(url: string, proxy: TcpProxy): string {
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(proxy.port);
+  return u.toString();
+}
+
+// Conditional: needs PostgreSQL or ClickHouse; .ci/run sets TEST_DATABASE_URL and TEST_CLICKHOUSE_URL, so CI runs every case.
+describe.runIf(outageKinds().length > 0).each(outageKinds())('%s out of reach, queues on %s', (storeKind, redisKind) => {
+  let t: TestDb;
+  let proxy: TcpProxy;
+  /** What the service uses: through the proxy. */
+  let db: Db;
+  let ch: ClickHouseEventStore | undefined;
+  let chDatabase: TestClickHouse | undefined;
+  let app: TestApp;
+  let p: SeededProject;
+  const uploads = fs.mkdtempSync(path.join(os.tmpdir(), 'outage-uploads-'));
+  const overrides = { ...redisOverrides(redisKind), UPLOAD_DIR: uploads, RATE_LIMIT_EVENTS_PER_SEC: 0, JOB_OUTAGE_RETRY_MS: 200 };
+
+  beforeAll(async () => {
+    if (storeKind === 'postgres database') {
+      t = await createTestDb('postgres');
+      const base = new URL(process.env.TEST_DATABASE_URL!);
+      proxy = await startTcpProxy({ host: base.hostname, port: Number(base.port || 5432) });
+      db = createDb({ DATABASE_URL: viaProxy(process.env.TEST_DATABASE_URL!, proxy) }, { schema: t.schema });
+      app = await startTestApp(db, overrides);
+    } else {
+      t = await createTestDb('sqlite');
+      db = t.db;
+      const base = new URL(process.env.TEST_CLICKHOUSE_URL!.replace(/^clickhouse:/, 'http:'));
+      proxy = await startTcpProxy({ host: base.hostname, port: Number(base.port || 8123) });
+      chDatabase = await createTestClickHouse('clickhouse');
+      const storeUrl = withDatabase(viaProxy(process.env.TEST_CLICKHOUSE_URL!, proxy), chDatabase.database);
+      ch = new ClickHouseEventStore({ EVENT_STORE_URL: storeUrl });
+      attachEventStore(db, ch);
+      app = await startTestApp(db, { ...overrides, EVENT_STORE_URL: storeUrl });
+    }
+    p = await seedProject(t.db, { role: 'owner' });
+  }, 60_000);
+  afterAll(async () => {
+    await proxy?.up();
+    await app?.queues.queues['batch-import'].obliterate({ force: true });
+    await app?.close();
+    await ch?.close();
+    await chDatabase?.destroy();
+    if (db !== t?.db) await db?.destroy();
+    await t?.destroy();
+    await proxy?.close();
+    fs.rmSync(uploads, { recursive: true, force: true });
+  });
+
+  const batch = (b: number) =>
+    Array.from({ length: 300 }, (_, i) => ({ event: 'Played', properties: { time: 1_760_000_000 + b * 600 + i, distinct_id: `u${i % 9}`, $insert_id: `o${b}-${i}` } }));
+  const importBatch = (b: number) =>
+    fetch(`${app.url}/import?project_id=${p.id}&strict=1`, {
+      method: 'POST',
+      headers: { authorization: basicAuth(p.sa.username, p.sa.secret), 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: zlib.gzipSync(JSON.stringify(batch(b))),
+    });
+
+  it('answers 503 with Retry-After in each surface shape while down; retries afterwards store each event once', async () => {
+    const data = Buffer.from(JSON.stringify([{ event: 'x', properties: { token: p.token, distinct_id: 'a', time: Math.floor(Date.now() / 1000), $insert_id: 't1' } }])).toString('base64');
+    expect((await importBatch(0)).status).toBe(200);
+    await proxy.down();
+    try {
+      const refused = await importBatch(1);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      const refusedBody = (await refused.json()) as Record<string, unknown>;
+      expect(refusedBody).toMatchObject({ code: 503, status: 'Service Unavailable' });
+      expect(String(refusedBody.error)).toMatch(storeKind === 'postgres database' ? /^database unavailable: retry later/ : /^event store unavailable: retry later/);
+
+      const track = await fetch(`${app.url}/track?verbose=1&data=${encodeURIComponent(data)}`);
+      expect(track.status).toBe(503);
+      expect(await track.json()).toMatchObject({ status: 0, error: expect.stringMatching(/unavailable/) });
+
+      const exported = await fetch(`${app.url}/api/2.0/export?project_id=${p.id}&from_date=2025-10-01&to_date=2025-10-31`, { headers: { authorization: p.basic } });
+      expect(exported.status).toBe(503);
+      expect(exported.headers.get('retry-after')).toBe('5');
+      expect(await exported.json()).toMatchObject({ code: 503, status: 'Service Unavailable' });
+
+      if (storeKind === 'postgres database') {
+        // The app API reads the database on every call.
+        const listed = await fetch(`${app.url}/api/app/projects/${p.id}/batch-imports`, { headers: { authorization: p.basic } });
+        expect(listed.status).toBe(503);
+        expect(await listed.json()).toMatchObject({ status: 'error', type: 'unavailable', error: expect.stringMatching(/^database unavailable/) });
+      }
+    } finally {
+      await proxy.up();
+    }
+    // The client retries what was refused, and replays what was not: each event is stored once.
+    await until(async () => (await importBatch(1)).status === 200, 20_000, 200);
+    expect((await importBatch(0)).status).toBe(200);
+    expect((await fetch(`${app.url}/track?data=${encodeURIComponent(data)}`)).status).toBe(200);
+    expect(await countEvents(db, p.id)).toBe(601);
+  }, 60_000);
+
+  it('a batch import meeting the outage waits it out without using an attempt, then stores each event once', async () => {
+    const N = 3000;
+    const created = await fetch(`${app.url}/api/app/projects/${p.id}/batch-imports?type=events`, {
+      method: 'POST',
+      headers: { authorization: p.basic, 'content-type': 'application/x-ndjson' },
+      body: body(ndjsonEvents(N)),
+    });
+    expect(created.status).toBe(202);
+    const { results } = (await created.json()) as { results: { id: string; job_id: string } };
+    const before = await countEvents(db, p.id);
+
+    await proxy.down();
+    let worker: InProcessWorker | undefined;
+    try {
+      worker = await startInProcessWorker(db, app.config, { queueNames: ['batch-import'] });
+      // Several tries meet the outage; each waits (delayed), none uses an attempt.
+      const job = await until(async () => {
+        const j = await app.queues.getJob('batch-import', results.job_id);
+        const { logs } = await app.queues.queues['batch-import'].getJobLogs(results.job_id);
+        return j && logs.filter((l) => l.includes('not counted as an attempt')).length >= 3 ? j : undefined;
+      }, 30_000, 100);
+      expect(job.attemptsMade).toBe(0);
+      expect(await job.getState()).toMatch(/delayed|active|wait/);
+
+      await proxy.up();
+      const done = await until(async () => {
+        const r = await fetch(`${app.url}/api/app/projects/${p.id}/batch-imports/${results.id}`, { headers: { authorization: p.basic } });
+        const run = ((await r.json()) as { results: { status: string; records_imported?: number } }).results;
+        return ['succeeded', 'failed'].includes(run.status) ? run : undefined;
+      }, 60_000, 200);
+      expect(done.status).toBe('succeeded');
+      expect(await countEvents(db, p.id)).toBe(before + N);
+      const finished = await app.queues.getJob('batch-import', results.job_id);
+      // The one attempt that completed is the only one BullMQ counted.
+      expect(finished?.attemptsMade).toBe(1);
+      expect(finished?.failedReason ?? null).toBeNull();
+    } finally {
+      await proxy.up();
+      await worker?.close();
+    }
+  }, 120_000);
+});
