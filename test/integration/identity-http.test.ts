@@ -230,6 +230,27 @@ describe.each(storeKinds())('identity over HTTP on $name', (kind) => {
     expect((await get(`${app.url}/api/app/projects/${p.id}/identities${qs({ distinct_id: 'a' })}`, other.basic)).status).toBe(403);
   });
 
+  it('the longest device ids: anonymous events are stored with the rest of their batch and resolve once linked', async () => {
+    const p = await seedProject(t.db);
+    // `$device:` + 255 characters: past a varchar(255) column, which failed the whole batch with a 500.
+    const ascii = 'd'.repeat(255);
+    const wide = 'ü'.repeat(127); // 254 bytes
+    const r = await importEvents(p, [
+      ev('view', JAN, { $device_id: ascii, $insert_id: 'w1' }),
+      ev('view', JAN + 1, { $device_id: wide, $insert_id: 'w2' }),
+      ev('view', JAN + 2, { distinct_id: 'plain', $insert_id: 'w3' }),
+    ]);
+    expect(r).toMatchObject({ status: 200, body: { num_records_imported: 3 } });
+    const ids = async () => (await exported(p, '2026-01-10', '2026-01-10')).map((e) => [e.properties.$insert_id, e.properties.distinct_id]).sort();
+    expect(await ids()).toEqual([
+      ['w1', `$device:${ascii}`],
+      ['w2', `$device:${wide}`],
+      ['w3', 'plain'],
+    ]);
+    expect(await importEvents(p, [ev('$identify', JUN, { $device_id: ascii, $user_id: 'long', $insert_id: 'w4' })])).toMatchObject({ status: 200 });
+    expect((await ids()).find(([id]) => id === 'w1')).toEqual(['w1', 'long']);
+  });
+
   it('segmentation: unique/average/general and their 400s in the Query API shape', async () => {
     const p = await seedProject(t.db);
     const cases: [Record<string, string>, RegExp][] = [
