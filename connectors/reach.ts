@@ -15,6 +15,7 @@
 import dns from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import net from 'node:net';
+import os from 'node:os';
 import type { Config } from '../config/index.js';
 import { isSocketPath, parseAllowedHosts, reachProblem, type ReachRules } from '../src/domain/reach-rules.js';
 import { WarehouseError } from './warehouse.js';
@@ -57,6 +58,19 @@ function hostOf(endpoint: string): string | undefined {
   return m ? m[1]!.replace(/^\[|\]$/g, '') : undefined;
 }
 
+/**
+ * The addresses of this machine's own network interfaces besides loopback (192.0.2.2, say): a
+ * source aimed at one reaches every service here that listens on all interfaces, this one
+ * included. Loopback is refused by the rules themselves. Read when a guard first checks a host,
+ * as the endpoints are.
+ */
+function machineAddresses(): ReachRules['ownAddresses'] {
+  return Object.values(os.networkInterfaces())
+    .flatMap((list) => list ?? [])
+    .filter((i) => !i.internal)
+    .map((i) => ({ address: i.address, what: 'machine (an address of one of its network interfaces)' }));
+}
+
 async function addressesOf(host: string): Promise<{ address: string; family: number }[]> {
   const family = net.isIP(host);
   if (family) return [{ address: host, family }];
@@ -84,7 +98,7 @@ export class ReachGuard {
           return []; // an own endpoint that does not resolve cannot be reached through a source either
         }
       }),
-    ).then((lists) => lists.flat());
+    ).then((lists) => [...lists.flat(), ...machineAddresses()]);
     return this.own;
   }
 

@@ -5,10 +5,12 @@
  *   - WAREHOUSE_ALLOWED_HOSTS set (hosts, host:port or CIDR, comma-separated): only those, and
  *     the service's own endpoints only when listed by host or address, never through a range
  *     (`10.0.0.0/8` meant for warehouses must not also hand tenants the system database);
- *   - unset: anything except loopback, link-local (cloud metadata lives there), unspecified
- *     addresses (0.0.0.0 connects to the local machine), Unix sockets, and the hosts of the
- *     service's own endpoints (database, Redis, event store — on any port: ClickHouse and others
- *     speak several protocols on neighbouring ports).
+ *   - unset: anything except loopback, link-local (cloud metadata lives there, and at AWS's
+ *     IPv6 metadata address), unspecified addresses (0.0.0.0 connects to the local machine),
+ *     Unix sockets, the addresses of this machine's own network interfaces (they connect to
+ *     the local machine as loopback does: to every service listening on all interfaces), and
+ *     the hosts of the service's own endpoints (database, Redis, event store — on any port:
+ *     ClickHouse and others speak several protocols on neighbouring ports).
  * The decision is made on the address a name RESOLVED to, the one actually connected to, so a
  * name that resolves differently later (DNS rebinding) cannot slip through.
  */
@@ -78,8 +80,10 @@ special.addSubnet('169.254.0.0', 16, 'ipv4');
 special.addAddress('::1', 'ipv6');
 special.addAddress('::', 'ipv6');
 special.addSubnet('fe80::', 10, 'ipv6');
+// AWS's instance metadata over IPv6 (Nitro): not link-local, but the same endpoint as 169.254.169.254.
+special.addAddress('fd00:ec2::254', 'ipv6');
 
-/** Loopback, link-local or unspecified: the local machine or its link (cloud metadata endpoints). */
+/** Loopback, link-local, unspecified or a cloud metadata address: the local machine or its link. */
 export function isLocalAddress(address: string): boolean {
   const a = canonicalAddress(address);
   const family = net.isIP(a);

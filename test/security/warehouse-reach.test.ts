@@ -66,6 +66,11 @@ export const hostileNetworkSources: [string, Record<string, unknown>, RegExp][] 
   ['databricks', { host: 'dbc-1.cloud.databricks.com', http_path: '/sql/1.0/warehouses/abc', token: 't', api_endpoint: 'http://169.254.169.254' }, /host not allowed: 169\.254\.169\.254:80/],
 ];
 
+/** An address of one of this machine's network interfaces other than loopback. */
+const machineAddress = Object.values(os.networkInterfaces())
+  .flatMap((list) => list ?? [])
+  .find((i) => !i.internal && i.family === 'IPv4')?.address;
+
 describe.each(dbKinds())('hostile tenant: warehouse source reach on the default rules (%s store)', (kind) => {
   let t: TestDb;
   let app: TestApp;
@@ -99,6 +104,18 @@ describe.each(dbKinds())('hostile tenant: warehouse source reach on the default 
   it('network sources aimed at loopback, link-local, a Unix socket or the service itself, or reading local files: 400, nothing stored', async () => {
     for (const [type, config, message] of hostileNetworkSources) {
       if (definitions[type as SourceType]) await expectRefused(type, config, message);
+    }
+    expect(Number((await t.db('warehouse_sources').count({ n: '*' }).first())!.n)).toBe(0);
+  });
+
+  // Conditional: needs a network interface besides loopback (every CI machine has one; a machine with loopback alone has no such address to aim at).
+  it.runIf(machineAddress)('network sources aimed at this machine through one of its own interface addresses: 400, as loopback', async () => {
+    const host = machineAddress!.includes(':') ? `[${machineAddress}]` : machineAddress!;
+    const refused = new RegExp(`host not allowed: .*is this service's own machine`);
+    await expectRefused('postgres', { connection_string: `postgres://postgres@${host}:5432/test` }, refused);
+    await expectRefused('mysql', { connection_string: `mysql://root@${host}:3306/mysql` }, refused);
+    if (definitions.databricks) {
+      await expectRefused('databricks', { host: 'dbc-1.cloud.databricks.com', http_path: '/sql/1.0/warehouses/abc', token: 't', api_endpoint: `http://${host}:8080` }, refused);
     }
     expect(Number((await t.db('warehouse_sources').count({ n: '*' }).first())!.n)).toBe(0);
   });

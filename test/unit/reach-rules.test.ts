@@ -9,7 +9,7 @@ const target = (host: string, address = host, port = 5432) => ({ host, address, 
 
 describe('reach rules', () => {
   it('by default refuses loopback, link-local, unspecified and the service’s own hosts (any port), allows the rest', () => {
-    for (const a of ['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '0.0.0.0', '::', '169.254.169.254', 'fe80::1']) {
+    for (const a of ['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '0.0.0.0', '::', '169.254.169.254', 'fe80::1', 'fd00:ec2::254']) {
       expect(isLocalAddress(a), a).toBe(true);
       expect(reachProblem(byDefault, target('db.example.com', a)), a).toMatch(/host not allowed: .*loopback or link-local/);
     }
