@@ -6,6 +6,7 @@ import { looksLikeStoreOutage } from '../lib/error-codes.js';
 import { surfaceOf } from './surface.js';
 import { allowedMethods } from './allowed-methods.js';
 import { methodNotAllowed } from './method-not-allowed.js';
+import { sendLegacyAnswer } from './legacy-answer.js';
 
 const TYPES: Record<number, string> = {
   400: 'validation_error',
@@ -62,9 +63,8 @@ export function sendError(res: Response, err: ValidationError): void {
       res.status(status).json({ code: status, error: err.message, status: http.STATUS_CODES[status] ?? 'Error', ...details });
       return;
     case 'legacy':
-      // The SDK forms answer 0, or {status:0,error} with verbose=1.
-      if (res.locals.verbose) res.status(status).json({ status: 0, error: err.message });
-      else res.status(status).type('text/plain').send('0');
+      // The SDK forms answer 0, or {status:0,error} with verbose=1 (as a pixel or JSONP when asked).
+      sendLegacyAnswer(res, status, { status: 0, error: err.message }, Boolean(res.locals.verbose));
       return;
     case 'operator':
       res.status(status).type('text/plain').send(err.message);

@@ -6,6 +6,7 @@ import type { Response } from 'express';
 import { decodeDataParam, parseJsonRecords, parseNdjsonRecords } from '../domain/payload-text.js';
 import { ValidationError } from '../lib/errors.js';
 import { readBody } from './request-body.js';
+import { checkLegacyDelivery } from './legacy-answer.js';
 
 export interface IngestPayloadLimits {
   /** Decompressed body bytes allowed (413 beyond; enforced while inflating gzip). */
@@ -79,6 +80,7 @@ export function markLegacy(req: IncomingMessage, res: Response | undefined): { l
   if (legacy && res) {
     res.locals.surface = 'legacy';
     res.locals.verbose = verbose;
+    checkLegacyDelivery(req);
   }
   return { legacy, verbose };
 }

@@ -6,6 +6,7 @@
  */
 import type { Response } from 'express';
 import type { RecordRejection } from '../domain/event-record.js';
+import { sendLegacyAnswer } from './legacy-answer.js';
 
 export const STRICT_FAILURE = 'some data points in the request failed validation';
 
@@ -31,13 +32,8 @@ export function sendIngestAnswer(res: Response, a: IngestAnswer): void {
   // Non-strict drops are counted where an operator and the client can see them.
   if (a.rejected.length > 0) res.setHeader('X-Records-Rejected', String(a.rejected.length));
   if (a.legacy) {
-    if (!a.verbose) {
-      res.status(failed ? 400 : 200).type('text/plain').send(failed ? '0' : '1');
-      return;
-    }
-    if (failed) {
-      res.status(400).json({ status: 0, error: summarise(a.rejected), num_records_imported: a.accepted, failed_records: a.rejected });
-    } else res.status(200).json({ status: 1, error: null });
+    if (failed) sendLegacyAnswer(res, 400, { status: 0, error: summarise(a.rejected), num_records_imported: a.accepted, failed_records: a.rejected }, a.verbose);
+    else sendLegacyAnswer(res, 200, { status: 1, error: null }, a.verbose);
     return;
   }
   if (failed) {

@@ -81,6 +81,40 @@ describe.each(dbKinds())('/track over HTTP on %s', (kind) => {
     expect(await countEvents(t.db, q.id)).toBe(1);
   });
 
+  it('img=1 answers a 1×1 GIF; callback= answers JavaScript calling it with the answer, always 200; a callback that is no name is a 400', async () => {
+    const q = await seedProject(t.db);
+    const ev = (id: string, time = Date.now() - 1000) => ({ event: 'pixel', properties: { token: q.token, distinct_id: 'u', time, $insert_id: id } });
+    const pixel = await fetch(`${app.url}/track?data=${encodeURIComponent(b64(ev('img-1')))}&img=1`);
+    expect(pixel.status).toBe(200);
+    expect(pixel.headers.get('content-type')).toBe('image/gif');
+    expect(pixel.headers.get('cache-control')).toContain('no-store');
+    const gif = Buffer.from(await pixel.arrayBuffer());
+    expect(gif.subarray(0, 6).toString('latin1')).toBe('GIF89a');
+    expect([gif.readUInt16LE(6), gif.readUInt16LE(8)]).toEqual([1, 1]);
+
+    // What mixpanel-browser's JSONP transport sends, plain and verbose; a refusal reaches the callback as 0.
+    const jsonp = async (data: unknown, q2: string) => {
+      const res = await fetch(`${app.url}/track?data=${encodeURIComponent(b64(data))}${q2}`);
+      return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+    };
+    expect(await jsonp(ev('cb-1'), '&callback=mixpanel._jsc%5B41234567%5D')).toEqual({ status: 200, type: 'application/javascript; charset=utf-8', text: 'mixpanel._jsc[41234567](1);' });
+    expect((await jsonp(ev('cb-2'), '&verbose=1&callback=(function()%7B%7D)')).text).toBe('(function(){})({"status":1,"error":null});');
+    const old = await jsonp(ev('cb-3', Date.now() - 6 * DAY), '&verbose=1&callback=cb');
+    expect(old.status).toBe(200);
+    expect(old.text).toMatch(/^cb\(\{"status":0,"error":"1 record\(s\) failed validation/);
+    // Errors before the records too (an unknown token): the callback hears 0.
+    expect(await jsonp({ event: 'x', properties: { token: 'nope', distinct_id: 'u', time: Date.now() } }, '&callback=cb')).toMatchObject({ status: 200, text: 'cb(0);' });
+
+    // /engage answers the same way (one answer for every legacy SDK form).
+    const engage = await fetch(`${app.url}/engage?data=${encodeURIComponent(b64({ $token: q.token, $distinct_id: 'u', $set: { plan: 'pro' } }))}&callback=cb`);
+    expect([engage.status, await engage.text()]).toEqual([200, 'cb(1);']);
+
+    const hostile = await jsonp(ev('cb-4'), `&callback=${encodeURIComponent('alert(document.cookie)//')}`);
+    expect(hostile).toMatchObject({ status: 400, text: '0' });
+    const rows = await pageEvents(t.db, { projectId: q.id, fromMs: 0, toMs: Date.now() + DAY, limit: 100 });
+    expect(rows.map((r) => r.insertId).sort()).toEqual(['cb-1', 'cb-2', 'img-1']);
+  });
+
   it('GET ?data= carries events far larger than 16 KB; a URL over the header limit is a 431 that says so', async () => {
     // What the official Node SDK sends for one track() with ~300 KB of properties.
     const blob = 'x'.repeat(300_000);

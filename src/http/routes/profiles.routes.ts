@@ -14,6 +14,7 @@ import { applyGroupUpdates, applyProfileUpdates, type ProfileUpdateResult } from
 import type { AppDeps } from '../deps.js';
 import { PROFILE_TOKEN, tokenProject } from '../ingest-auth.js';
 import { markLegacy, readIngestPayload } from '../ingest-payload.js';
+import { sendLegacyAnswer } from '../legacy-answer.js';
 import { rateLimiterOf } from '../rate-limit.js';
 import { surface } from '../surface.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
@@ -61,13 +62,11 @@ export function mountProfiles(app: Express, deps: AppDeps): void {
     const result = await applyAll(deps.db, project.id, payload.records, apply);
     const verbose = payload.verbose || Boolean(res.locals.verbose);
     if (result.rejected.length === 0) {
-      if (verbose) res.status(200).json({ status: 1, error: null });
-      else res.status(200).type('text/plain').send('1');
+      sendLegacyAnswer(res, 200, { status: 1, error: null }, verbose);
       return;
     }
     res.setHeader('X-Records-Rejected', String(result.rejected.length));
-    if (verbose) res.status(400).json({ status: 0, error: summary(result), failed_records: result.rejected });
-    else res.status(400).type('text/plain').send('0');
+    sendLegacyAnswer(res, 400, { status: 0, error: summary(result), failed_records: result.rejected }, verbose);
   };
 
   const engage = handler(applyProfileUpdates);

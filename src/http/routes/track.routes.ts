@@ -11,6 +11,7 @@ import type { AppDeps } from '../deps.js';
 import { TRACK_TOKEN, tokenProject } from '../ingest-auth.js';
 import { readIngestPayload, verboseRequested } from '../ingest-payload.js';
 import { sendIngestAnswer } from '../ingest-response.js';
+import { checkLegacyDelivery } from '../legacy-answer.js';
 import { rateLimiterOf } from '../rate-limit.js';
 import { surface } from '../surface.js';
 import { eventLimitsOf } from './ingest-options.js';
@@ -24,6 +25,7 @@ export function mountTrack(app: Express, deps: AppDeps): void {
 
   const handle = async (req: Request, res: Response) => {
     res.locals.verbose = verboseRequested(req);
+    checkLegacyDelivery(req);
     const payload = await readIngestPayload(req, { maxBytes: deps.config.IMPORT_MAX_BYTES, maxRecords: deps.config.IMPORT_MAX_EVENTS });
     const project = await tokenProject(deps, req, payload.records, TRACK_TOKEN);
     limiter.consume(project.id, payload.records.length);
