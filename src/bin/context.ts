@@ -32,7 +32,7 @@ export async function createProcessContext(config: Config = loadConfig()): Promi
   const lifecycle = new Lifecycle();
   const redis = createRedisConnections(config);
   await redis.assertReachable();
-  const db = createDb(config);
+  const db = createDb(config, { log: log.child({ component: 'database' }) });
   lifecycle.register('database', () => db.destroy());
   const events = createEventStore(config, db);
   lifecycle.register('event store', () => events.close());

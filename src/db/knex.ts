@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import { SQLITE_CACHE_MB_DEFAULT, type Config } from '../../config/index.js';
+import type { Logger } from '../lib/logger.js';
 
 export type Db = Knex;
 export type DbOrTrx = Knex | Knex.Transaction;
@@ -24,6 +25,20 @@ export interface DbOptions {
   /** Postgres only: the schema to use (tests get a fresh one per file). */
   schema?: string;
   poolMax?: number;
+  /** Where knex's own warnings go (a connection lost, a refused connect): the process's log, as JSON lines; console otherwise. */
+  log?: Logger;
+}
+
+/** knex's logger hooks onto ours, so an outage's "Connection Error" lines are structured like the rest. */
+function knexLog(log: Logger | undefined): Knex.Config['log'] {
+  if (!log) return undefined;
+  const text = (message: unknown) => (message instanceof Error ? message.message : String(message));
+  return {
+    warn: (m: unknown) => log.warn({ detail: text(m) }, 'database client warning'),
+    error: (m: unknown) => log.error({ detail: text(m) }, 'database client error'),
+    deprecate: (m: unknown) => log.warn({ detail: text(m) }, 'database client deprecation'),
+    debug: (m: unknown) => log.debug({ detail: text(m) }, 'database client debug'),
+  };
 }
 
 export function createDb(config: Pick<Config, 'DATABASE_URL'> & Partial<Pick<Config, 'SQLITE_CACHE_MB'>>, options: DbOptions = {}): Db {
@@ -34,6 +49,7 @@ export function createDb(config: Pick<Config, 'DATABASE_URL'> & Partial<Pick<Con
       connection: url,
       searchPath: options.schema ? [options.schema] : undefined,
       pool: { min: 0, max: options.poolMax ?? 10 },
+      log: knexLog(options.log),
     });
   }
   const file = sqliteFileOf(url);
@@ -42,6 +58,7 @@ export function createDb(config: Pick<Config, 'DATABASE_URL'> & Partial<Pick<Con
     client: ImmediateSqliteClient,
     connection: { filename: file },
     useNullAsDefault: true,
+    log: knexLog(options.log),
     // One connection: SQLite has one writer, and a single connection makes every write path
     // serialise cleanly instead of failing with SQLITE_BUSY.
     pool: {

@@ -8,6 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import zlib from 'node:zlib';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,6 +52,14 @@ describe.runIf(outageKinds().length > 0).each(outageKinds())('%s out of reach, q
   let chDatabase: TestClickHouse | undefined;
   let app: TestApp;
   let p: SeededProject;
+  /** The database client's log lines (PostgreSQL case): JSON, as the process writes them. */
+  const logLines: Record<string, unknown>[] = [];
+  const logSink = new Writable({
+    write(chunk, _enc, cb) {
+      for (const l of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(l) as Record<string, unknown>);
+      cb();
+    },
+  });
   const uploads = fs.mkdtempSync(path.join(os.tmpdir(), 'outage-uploads-'));
   const overrides = { ...redisOverrides(redisKind), UPLOAD_DIR: uploads, RATE_LIMIT_EVENTS_PER_SEC: 0, JOB_OUTAGE_RETRY_MS: 200 };
 
@@ -58,7 +68,7 @@ describe.runIf(outageKinds().length > 0).each(outageKinds())('%s out of reach, q
       t = await createTestDb('postgres');
       const base = new URL(process.env.TEST_DATABASE_URL!);
       proxy = await startTcpProxy({ host: base.hostname, port: Number(base.port || 5432) });
-      db = createDb({ DATABASE_URL: viaProxy(process.env.TEST_DATABASE_URL!, proxy) }, { schema: t.schema });
+      db = createDb({ DATABASE_URL: viaProxy(process.env.TEST_DATABASE_URL!, proxy) }, { schema: t.schema, log: pino({ level: 'warn' }, logSink) });
       app = await startTestApp(db, overrides);
     } else {
       t = await createTestDb('sqlite');
@@ -120,6 +130,8 @@ describe.runIf(outageKinds().length > 0).each(outageKinds())('%s out of reach, q
         const listed = await fetch(`${app.url}/api/app/projects/${p.id}/batch-imports`, { headers: { authorization: p.basic } });
         expect(listed.status).toBe(503);
         expect(await listed.json()).toMatchObject({ status: 'error', type: 'unavailable', error: expect.stringMatching(/^database unavailable/) });
+        // knex's own warnings about the lost connections are structured log lines, not console text.
+        expect(logLines.some((l) => l.msg === 'database client warning' && /ECONNREFUSED|Connection/.test(String(l.detail)))).toBe(true);
       }
     } finally {
       await proxy.up();
