@@ -15,7 +15,7 @@ import { runWarehouseSync } from '../jobs/warehouse-sync.handler.js';
 import type { JobContext } from '../jobs/types.js';
 import { createProject } from '../src/accounts/accounts.service.js';
 import { benchEventStore, countEvents } from './bench-store.js';
-import { storeOutageCheck } from '../src/runs/store-outage.js';
+import { storeOutageCheck } from '../src/store/store-outage.js';
 import { toEventRows, type EventRows } from '../src/store/event-rows.js';
 import { FLOOR_CHUNK, floorOfChunks } from './floors.js';
 import { createDb, type Db } from '../src/db/knex.js';

@@ -18,7 +18,7 @@ import type { Config } from '../config/index.js';
 import type { EventStore } from '../src/store/event-store.js';
 import type { Db } from '../src/db/knex.js';
 import { errorMessage, RetryableError } from '../src/lib/errors.js';
-import { classifyError } from '../src/runs/failure.js';
+import { classifyError, outageWaitMs } from '../src/runs/failure.js';
 import type { Logger } from '../src/lib/logger.js';
 import { jobsTotal, workerFetchRestarts } from '../src/lib/metrics.js';
 import { withTimeout } from '../src/lib/with-timeout.js';
@@ -27,7 +27,7 @@ import { catalogNameOf, isJobName, jobCatalog, QUEUE_NAMES, type JobName, type Q
 import type { JobQueues } from '../src/queue/queues.js';
 import type { RedisClient } from '../src/queue/redis-connection.js';
 import { logLine } from '../src/domain/sync-log.js';
-import { outageWaitMs, storeOutageCheck, type StoreOutageCheck } from '../src/runs/store-outage.js';
+import { storeOutageCheck, type StoreOutageCheck } from '../src/store/store-outage.js';
 import { boardProgress, doneProgress, shownPercent, type Progress, type ReportedProgress } from '../src/runs/board-progress.js';
 import { FetchWatchdog } from './fetch-watchdog.js';
 import type { JobContext, JobHandler } from './types.js';

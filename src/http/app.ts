@@ -9,6 +9,7 @@ import type { AppDeps } from './deps.js';
 import { errorMiddleware, notFoundHandler } from './error-middleware.js';
 import { recordMountPatterns, routeLabel } from './route-label.js';
 import { routers } from './routes/index.js';
+import { storeOutageCheck } from '../store/store-outage.js';
 
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -34,6 +35,6 @@ export function createApp(deps: AppDeps): Express {
   recordMountPatterns(app);
 
   app.use(notFoundHandler);
-  app.use(errorMiddleware(deps.log));
+  app.use(errorMiddleware(deps.log, storeOutageCheck(deps.db, deps.events)));
   return app;
 }

@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../lib/logger.js';
-import { StoreUnavailableError, ValidationError } from '../lib/errors.js';
+import { errorMessage, StoreUnavailableError, ValidationError } from '../lib/errors.js';
+import type { StoreOutageCheck } from '../store/store-outage.js';
 import { looksLikeStoreOutage } from '../lib/error-codes.js';
 import { surfaceOf } from './surface.js';
 import { allowedMethods } from './allowed-methods.js';
@@ -45,7 +46,10 @@ function fromUrl(err: unknown): ValidationError | undefined {
  */
 function fromStore(err: unknown): ValidationError | undefined {
   if (!looksLikeStoreOutage(err)) return undefined;
-  const what = err instanceof StoreUnavailableError ? 'event store' : 'database';
+  return unavailable(err instanceof StoreUnavailableError ? 'event store' : 'database');
+}
+
+function unavailable(what: 'event store' | 'database'): ValidationError {
   return new ValidationError(503, `${what} unavailable: retry later (a retry never stores an event twice)`, { headers: { 'Retry-After': '5' } });
 }
 
@@ -76,8 +80,13 @@ export function sendError(res: Response, err: ValidationError): void {
   }
 }
 
-export function errorMiddleware(log: Logger) {
-  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+/**
+ * `storeOutage` (src/store/store-outage.ts) is asked about an error nothing above recognised: a
+ * server gone mid-query leaves the driver's error without a code, and the probe tells an outage
+ * (503) from a bug (500).
+ */
+export function errorMiddleware(log: Logger, storeOutage?: StoreOutageCheck) {
+  return async (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const known = err instanceof ValidationError ? err : fromStore(err) ?? fromUrl(err) ?? fromBodyParser(err);
     if (res.headersSent) {
       log.error({ err, reqId: res.locals.reqId }, 'error after response started');
@@ -86,6 +95,11 @@ export function errorMiddleware(log: Logger) {
     }
     if (known) {
       sendError(res, known);
+      return;
+    }
+    if (storeOutage && (await storeOutage(err))) {
+      log.warn({ err: errorMessage(err), reqId: res.locals.reqId, method: req.method, path: req.path }, 'store unavailable');
+      sendError(res, unavailable('database'));
       return;
     }
     log.error({ err, reqId: res.locals.reqId, method: req.method, path: req.path }, 'unhandled error');

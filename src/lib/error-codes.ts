@@ -75,8 +75,13 @@ export function errorCode(err: unknown): string | undefined {
  */
 export function looksLikeStoreOutage(err: unknown): boolean {
   if (err instanceof StoreUnavailableError) return true;
-  if (err instanceof RetryableError || err instanceof PermanentError) return false;
-  if (typeof (err as { retryable?: unknown } | null)?.retryable === 'boolean') return false;
+  if (carriesVerdict(err)) return false;
   if ((err as Error | null)?.name === 'KnexTimeoutError') return true;
   return isConnectionCode(errorCode(err));
+}
+
+/** An error someone has judged: one of our own types, or one carrying a source's `retryable`. */
+export function carriesVerdict(err: unknown): boolean {
+  if (err instanceof RetryableError || err instanceof PermanentError) return true;
+  return typeof (err as { retryable?: unknown } | null)?.retryable === 'boolean';
 }

@@ -10,7 +10,7 @@ import type { Logger } from '../lib/logger.js';
 import type { SecretBox } from '../lib/secrets.js';
 import type { JobQueues } from '../queue/queues.js';
 import type { Progress, ReportedProgress } from './board-progress.js';
-import type { StoreOutageCheck } from './store-outage.js';
+import type { StoreOutageCheck } from '../store/store-outage.js';
 
 export interface RunContext {
   db: Db;

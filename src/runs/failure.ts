@@ -13,7 +13,7 @@
 import type { FailureKind } from '../lib/error-codes.js';
 import { PermanentError, RetryableError } from '../lib/errors.js';
 import { jobCatalog, type JobName } from '../queue/catalog.js';
-import type { StoreOutageCheck } from './store-outage.js';
+import type { StoreOutageCheck } from '../store/store-outage.js';
 
 export type { FailureKind };
 
@@ -52,4 +52,15 @@ export const BULLMQ_INFRASTRUCTURE_REASONS: ReadonlySet<string> = new Set([
 
 export function isInfrastructureFailure(failedReason: string | undefined): boolean {
   return failedReason !== undefined && BULLMQ_INFRASTRUCTURE_REASONS.has(failedReason.trim());
+}
+
+/** The longest wait between two tries after an outage, as a multiple of the first. */
+const MAX_OUTAGE_WAIT_FACTOR = 12;
+
+/**
+ * How long a job waits before trying again after its `waits`-th outage in a row: the first wait,
+ * doubling, at most 12× the first.
+ */
+export function outageWaitMs(firstMs: number, waits: number): number {
+  return Math.min(firstMs * 2 ** Math.min(Math.max(0, waits), 10), firstMs * MAX_OUTAGE_WAIT_FACTOR);
 }

@@ -4,7 +4,7 @@
  * the real BullMQ queue in Redis so the fan-out, job ids and enqueue order are the real ones.
  */
 import { eventStoreOf } from './events.js';
-import { storeOutageCheck } from '../../src/runs/store-outage.js';
+import { storeOutageCheck } from '../../src/store/store-outage.js';
 import type { Job } from 'bullmq';
 import type { Config } from '../../config/index.js';
 import { handlers } from '../../jobs/index.js';

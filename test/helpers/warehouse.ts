@@ -3,7 +3,7 @@
  * sync run's handler directly with a real JobContext (progress and log lines recorded).
  */
 import { eventStoreOf } from './events.js';
-import { storeOutageCheck } from '../../src/runs/store-outage.js';
+import { storeOutageCheck } from '../../src/store/store-outage.js';
 import type { Config } from '../../config/index.js';
 import { runWarehouseSync, type SyncOutcome } from '../../jobs/warehouse-sync.handler.js';
 import type { JobContext } from '../../jobs/types.js';

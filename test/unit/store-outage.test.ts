@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WarehouseError } from '../../connectors/warehouse.js';
 import { looksLikeStoreOutage } from '../../src/lib/error-codes.js';
 import { PermanentError, RetryableError, StoreUnavailableError } from '../../src/lib/errors.js';
-import { endsRun } from '../../src/runs/failure.js';
-import { outageWaitMs, storeOutageCheck } from '../../src/runs/store-outage.js';
+import { endsRun, outageWaitMs } from '../../src/runs/failure.js';
+import { storeOutageCheck } from '../../src/store/store-outage.js';
 import type { EventStore } from '../../src/store/event-store.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
 import { eventStoreOf } from '../helpers/events.js';
@@ -77,7 +77,16 @@ describe('the stores confirm an outage', () => {
     expect(await check(new StoreUnavailableError('ClickHouse unavailable during insert'))).toBe(false);
     // A source's refused connection is never probed: the stores answering or not says nothing about it.
     expect(await check(new WarehouseError('refused', true, { cause: coded('ECONNREFUSED') }))).toBe(false);
+    expect(await check(new PermanentError('missing table'))).toBe(false);
+    expect(await check(coded('42P01'))).toBe(false);
     expect(state.pings).toBe(2);
+
+    // An error nobody classified (pg's, when a server goes away mid-query, has no code) is asked about.
+    const midQuery = new Error('select 1 - Connection terminated unexpectedly');
+    expect(await check(midQuery)).toBe(false);
+    state.down = true;
+    expect(await check(new Error('select 1 - Connection terminated unexpectedly'))).toBe(true);
+    expect(state.pings).toBe(4);
   });
 
   it('a last attempt meeting an outage does not end the run; any other failure on it does, and a permanent one always', async () => {
