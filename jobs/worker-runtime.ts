@@ -7,7 +7,7 @@
  * - Shutdown (close()): the signal every handler holds is aborted; whatever the handler then
  *   does (checkpoint and return, or throw), the job goes back to `wait` without using an attempt,
  *   so another worker (or this one after a restart) resumes it at once.
- * - An outage of our own stores (src/runs/store-outage.ts) delays the job without using an
+ * - An outage of our own stores (src/store/store-outage.ts) delays the job without using an
  *   attempt, waiting longer each time: a database or ClickHouse down for an hour fails no run.
  * - The catalog's timeout aborts the handler's signal and counts as a failed (retried) attempt.
  * - A lost lock (Redis lost the job) aborts that handler's signal too; SQL fencing in the
