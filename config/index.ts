@@ -119,8 +119,7 @@ export const configSchema = z.object({
   RATE_LIMIT_BURST: int(120000),
   /**
    * Worker threads that inflate, parse and validate /import bodies off the writer's thread; 0 =
-   * inline. Unset: 1 on SQLite (frees the single writer's thread), 0 on Postgres (the database
-   * does the writing; a worker only adds copying — see docs/ingestion.md).
+   * inline. Unset: 1, or 2 when events live in ClickHouse (importWorkerCount; docs/ingestion.md).
    */
   INGEST_WORKERS: z.coerce.number().int().nonnegative().optional(),
   /** /import bodies (as sent, compressed or not) smaller than this are prepared inline: a hop costs more. */
@@ -146,7 +145,7 @@ export const configSchema = z.object({
   JOB_MAX_STALLED_COUNT: int(3),
   /**
    * A job that meets an outage of our own stores (database, event store) waits it out without
-   * using an attempt: first after this long, doubling up to 12× (src/runs/store-outage.ts).
+   * using an attempt: first after this long, doubling up to 12× (src/store/store-outage.ts).
    */
   JOB_OUTAGE_RETRY_MS: z.coerce.number().int().min(10).default(5000),
   /** Worker process: serve /metrics (jobs_total, …) on this port; 0 = off (all-in-one serves them from web). */
@@ -252,11 +251,14 @@ export type Config = Readonly<z.infer<typeof configSchema>>;
 
 export class ConfigError extends Error {}
 
+/** Variables whose empty value means something of its own (not "unset, take the default"). */
+const EMPTY_IS_A_VALUE: ReadonlySet<string> = new Set(['EVENT_STORE_HOT_PROPERTIES']);
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const picked: Record<string, string> = {};
   for (const key of Object.keys(configSchema.shape)) {
     const value = env[key];
-    if (value !== undefined && value !== '') picked[key] = value;
+    if (value !== undefined && (value !== '' || EMPTY_IS_A_VALUE.has(key))) picked[key] = value;
   }
   const parsed = configSchema.safeParse(picked);
   if (!parsed.success) {

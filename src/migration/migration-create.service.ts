@@ -111,11 +111,14 @@ export async function createMigration(
     });
   });
   deps.log.info({ migrationId: id, projectId: project.id, tool, startDate: req.startDate, endDate: req.endDate, dryRun: req.dryRun }, 'migration created');
+  // The row as created (queued): read before enqueueing, or a fast worker's 'running' (or a
+  // failure) would be what the 202 describes.
+  const created = (await findMigration(deps.db, id))!;
   try {
     await enqueueCountJobs(deps.queues, project.id, id, days);
   } catch (err) {
     // The run is in SQL; the reconciler enqueues what Redis did not get.
     deps.log.warn({ migrationId: id, err: errorMessage(err) }, 'migration enqueue failed; the reconciler will retry');
   }
-  return (await findMigration(deps.db, id))!;
+  return created;
 }

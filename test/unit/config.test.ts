@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config/index.js';
 import { bullPrefix } from '../../src/queue/redis-connection.js';
+import { parseHotProperties } from '../../src/store/clickhouse/clickhouse-hot-properties.js';
 
 const KEY = 'ab'.repeat(32);
 
@@ -9,6 +10,13 @@ describe('config', () => {
     const c = loadConfig({ SECRETS_KEY: KEY });
     expect(c).toMatchObject({ NODE_ENV: 'production', MIGRATION_REQUIRE_AUTH: false, PORT: 8080, DATABASE_URL: './data/analytics.sqlite', REDIS_URL: 'redis://127.0.0.1:6379', REGION: 'US', IMPORT_MAX_EVENTS: 2000 });
     expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('EVENT_STORE_HOT_PROPERTIES: unset means the usual segmentation properties, empty means none', () => {
+    expect(parseHotProperties(loadConfig({ SECRETS_KEY: KEY }).EVENT_STORE_HOT_PROPERTIES)).toEqual(['mp_country_code', '$browser', '$os', 'utm_source']);
+    expect(parseHotProperties(loadConfig({ SECRETS_KEY: KEY, EVENT_STORE_HOT_PROPERTIES: '' }).EVENT_STORE_HOT_PROPERTIES)).toEqual([]);
+    // Any other empty variable is still "unset": its default applies.
+    expect(loadConfig({ SECRETS_KEY: KEY, PORT: '' }).PORT).toBe(8080);
   });
 
   it('fails fast with a readable message naming the variable', () => {
