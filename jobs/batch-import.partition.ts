@@ -31,7 +31,7 @@ import { fileIsGzipped, planNdjsonRanges, readNdjsonRange, type NdjsonRange } fr
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
 import { batchImportFinishJobId, batchImportPartJobId } from '../src/queue/job-ids.js';
 import { batchImportLabel } from '../src/queue/job-labels.js';
-import { endsRun, isFinalAttempt } from '../src/runs/failure.js';
+import { endsRun, interruptionCause, isFinalAttempt } from '../src/runs/failure.js';
 import { flowProgress, partitionLabel, workerId } from '../src/runs/partitions.js';
 import { percentDone } from '../src/runs/board-progress.js';
 import { ChunkPipeline, chunkPreparer } from './batch-import.chunks.js';
@@ -168,7 +168,7 @@ class Superseded extends Error {}
 
 async function interrupted(ctx: JobContext, key: PartitionKey, attempt: number, label: string, done: number): Promise<BatchPartOutcome> {
   await finishPartition(ctx.db, key, attempt, 'queued', { now: Date.now() });
-  await appendRunLog(ctx.db, key.runId, `${label} interrupted after ${done} records (shutdown); will resume`, Date.now());
+  await appendRunLog(ctx.db, key.runId, `${label} interrupted after ${done} records (${interruptionCause(ctx.signal)}); will resume`, Date.now());
   return 'interrupted';
 }
 

@@ -19,7 +19,7 @@ import { findImport, findSource, setWatermark, type WarehouseImport, type Wareho
 import { appendLog, logLine } from '../src/domain/sync-log.js';
 import { schemaProblems } from '../src/domain/warehouse-import.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
-import { endsRun, isFinalAttempt } from '../src/runs/failure.js';
+import { endsRun, interruptionCause, isFinalAttempt } from '../src/runs/failure.js';
 import { workerId } from '../src/runs/partitions.js';
 import { syncLookupTable } from '../src/warehouse/lookup-sync.js';
 import { readSpecFor, tableLabel } from '../src/warehouse/read-spec.js';
@@ -83,7 +83,7 @@ export async function runWarehouseSync(runId: string, ctx: JobContext): Promise<
     const aborted = ctx.signal.aborted && !(err instanceof PermanentError);
     const permanent = !aborted && (await endsRun(err, isFinalAttempt('warehouse-sync', ctx.attempt), ctx));
     const line = aborted
-      ? `interrupted after row ${state.offset} (shutdown); will resume`
+      ? `interrupted after row ${state.offset} (${interruptionCause(ctx.signal)}); will resume`
       : permanent
         ? `failed: ${message}`
         : `attempt ${attempt} failed: ${message}; will retry`;
@@ -201,7 +201,7 @@ function progressLine(state: SyncState): string {
 }
 
 async function interrupted(runId: string, attempt: number, state: SyncState, ctx: JobContext): Promise<SyncOutcome> {
-  const line = state.say(`interrupted after row ${state.offset} (shutdown); will resume`);
+  const line = state.say(`interrupted after row ${state.offset} (${interruptionCause(ctx.signal)}); will resume`);
   await ctx.logLine(line);
   await finishRun(ctx.db, runId, 'QUEUED', { log: state.log, now: Date.now() }, attempt);
   return 'interrupted';

@@ -27,7 +27,7 @@ import { appendLog, logLine } from '../src/domain/sync-log.js';
 import { compareWatermarks } from '../src/domain/warehouse-values.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
 import { warehouseSyncFinishJobId, warehouseSyncPartJobId } from '../src/queue/job-ids.js';
-import { classifyError, isFinalAttempt } from '../src/runs/failure.js';
+import { endsRun, interruptionCause, isFinalAttempt } from '../src/runs/failure.js';
 import { flowProgress, partitionLabel, rangesFromPoints, workerId } from '../src/runs/partitions.js';
 import { readSpecFor } from '../src/warehouse/read-spec.js';
 import { connectorFor } from '../src/warehouse/sources.service.js';
@@ -134,7 +134,7 @@ export async function runSyncPartition({ runId, part }: { runId: string; part: n
     const out = await readAndCommit({ run, imp, source, connector, spec, state, record: partitionRecorder(key, attempt, label), afterCommit }, ctx);
     if (out === 'interrupted') {
       await finishPartition(ctx.db, key, attempt, 'queued', { now: Date.now() });
-      await sayOnRun(ctx.db, runId, [`${label} interrupted after row ${state.offset} (shutdown); will resume`]);
+      await sayOnRun(ctx.db, runId, [`${label} interrupted after row ${state.offset} (${interruptionCause(ctx.signal)}); will resume`]);
       return 'interrupted';
     }
     const outcome = await completePartition(ctx, key, attempt, imp, label, state);
@@ -152,7 +152,7 @@ export async function runSyncPartition({ runId, part }: { runId: string; part: n
       await finishPartition(ctx.db, key, attempt, 'queued', { now: Date.now() }).catch(() => {});
       throw err;
     }
-    const permanent = classifyError(err) === 'permanent' || isFinalAttempt('warehouse-sync-part', ctx.attempt);
+    const permanent = await endsRun(err, isFinalAttempt('warehouse-sync-part', ctx.attempt), ctx);
     const now = Date.now();
     await ctx.db
       .transaction(async (trx) => {

@@ -17,7 +17,7 @@ import { endsRun } from '../runs/failure.js';
 import { workerId } from '../runs/partitions.js';
 
 export interface DayJobOptions {
-  /** This is the job's last attempt (src/runs/failure.ts isFinalAttempt): a failure fails the run. */
+  /** This is the job's last attempt (src/runs/failure.ts isFinalAttempt): a failure other than an outage of our stores fails the run (endsRun). */
   finalAttempt: boolean;
 }
 

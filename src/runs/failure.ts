@@ -54,6 +54,16 @@ export function isInfrastructureFailure(failedReason: string | undefined): boole
   return failedReason !== undefined && BULLMQ_INFRASTRUCTURE_REASONS.has(failedReason.trim());
 }
 
+/**
+ * Why a run step's signal was aborted, for its run log: the worker shutting down, a lost lock
+ * (Redis lost the job), the catalog's timeout — the runtime's abort reasons say which.
+ */
+export function interruptionCause(signal: AbortSignal): string {
+  const reason = signal.reason as unknown;
+  // A bare abort() gives DOMException's generic "This operation was aborted".
+  return reason instanceof Error && reason.name !== 'AbortError' ? reason.message : 'shutdown';
+}
+
 /** The longest wait between two tries after an outage, as a multiple of the first. */
 const MAX_OUTAGE_WAIT_FACTOR = 12;
 

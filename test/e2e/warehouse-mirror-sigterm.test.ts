@@ -117,7 +117,7 @@ describe.each(dbKinds())('SIGTERM mid mirror run, store on %s', (kind) => {
     const { app } = w;
     const r = await sigtermMidMirrorRun(ROWS * 2, moment);
     expect(r.paused).toMatchObject({ status: 'QUEUED', attempts: 1 });
-    expect(r.paused.log.join('\n')).toContain(`interrupted after row ${r.paused.rowsRead} (shutdown); will resume`);
+    expect(r.paused.log.join('\n')).toContain(`interrupted after row ${r.paused.rowsRead} (worker shutting down); will resume`);
     const job = await app.queues.getJob('warehouse-sync', r.paused.jobId);
     expect(await job!.getState()).toBe('waiting');
     expect(job!.attemptsMade).toBe(0);
@@ -142,7 +142,7 @@ describe.each(dbKinds())('SIGTERM mid mirror run, store on %s', (kind) => {
       if (p.status === 'done') expect(['completed', 'waiting']).toContain(await job!.getState());
       else expect([await job!.getState(), job!.attemptsMade]).toEqual(['waiting', 0]);
     }
-    const interrupted = /(partition \d+ of \d+) interrupted after row (\d+) \(shutdown\); will resume/.exec(r.paused.log.join('\n'));
+    const interrupted = /(partition \d+ of \d+) interrupted after row (\d+) \(worker shutting down\); will resume/.exec(r.paused.log.join('\n'));
     if (moment === 'read') expect(interrupted).not.toBeNull();
     else expect(parts.every((p) => p.status === 'done')).toBe(true);
 

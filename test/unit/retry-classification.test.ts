@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { WarehouseError } from '../../connectors/warehouse.js';
 import { classifyCode, errorCode } from '../../src/lib/error-codes.js';
 import { PermanentError, RetryableError } from '../../src/lib/errors.js';
-import { classifyError, isFinalAttempt, isInfrastructureFailure } from '../../src/runs/failure.js';
+import { classifyError, interruptionCause, isFinalAttempt, isInfrastructureFailure } from '../../src/runs/failure.js';
 
 const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
@@ -55,5 +55,16 @@ describe('retry classification', () => {
   it('final attempt from the catalog', () => {
     expect(isFinalAttempt('batch-import', 4)).toBe(false);
     expect(isFinalAttempt('batch-import', 5)).toBe(true);
+  });
+
+  it('an interruption names its cause in the run log: shutdown, a lost lock, the timeout', () => {
+    const aborted = (reason?: unknown) => {
+      const ac = new AbortController();
+      ac.abort(reason);
+      return ac.signal;
+    };
+    expect(interruptionCause(aborted(new Error('worker shutting down')))).toBe('worker shutting down');
+    expect(interruptionCause(aborted(new Error('lost the lock on job 7')))).toBe('lost the lock on job 7');
+    expect(interruptionCause(aborted())).toBe('shutdown');
   });
 });
