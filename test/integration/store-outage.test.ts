@@ -1,8 +1,9 @@
 /**
  * Our own stores out of reach — the PostgreSQL database (accounts, runs and events), or the
  * ClickHouse event store — behind a TCP proxy the test takes down and brings back:
- * - every surface answers 503 with Retry-After in its own error shape (never 500), and the
- *   client's retry once the store is back stores each event exactly once;
+ * - every surface answers 503 with Retry-After in its own error shape (never 500) — also the
+ *   requests in flight when the store goes away — and the client's retry once the store is back
+ *   stores each event exactly once;
  * - a batch import that meets the outage waits it out without using any of its attempts, and
  *   finishes with each event stored once when the store returns.
  */
@@ -141,6 +142,36 @@ describe.runIf(outageKinds().length > 0).each(outageKinds())('%s out of reach, q
     expect((await importBatch(0)).status).toBe(200);
     expect((await fetch(`${app.url}/track?data=${encodeURIComponent(data)}`)).status).toBe(200);
     expect(await countEvents(db, p.id)).toBe(601);
+  }, 60_000);
+
+  it('requests in flight when the store goes away answer 503, never 500; retrying what was refused stores each event once', async () => {
+    const q = await seedProject(t.db, { role: 'owner' });
+    const send = (b: number) =>
+      fetch(`${app.url}/import?project_id=${q.id}&strict=1`, {
+        method: 'POST',
+        headers: { authorization: q.basic, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: zlib.gzipSync(JSON.stringify(batch(100 + b))),
+      });
+    const statuses: number[] = [];
+    const refused = new Set<number>();
+    // Four clients, as the SDKs' import tools run them, while the store is cut under them.
+    const client = async (first: number) => {
+      for (let b = first; b < 40; b += 4) {
+        const res = await send(b);
+        statuses.push(res.status);
+        if (res.status !== 200) refused.add(b);
+        await res.arrayBuffer();
+      }
+    };
+    const clients = Promise.all([0, 1, 2, 3].map(client));
+    await until(async () => statuses.length >= 4, 20_000, 5);
+    await proxy.down();
+    await new Promise((r) => setTimeout(r, 400));
+    await proxy.up();
+    await clients;
+    expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
+    for (const b of refused) await until(async () => (await send(b)).status === 200, 20_000, 200);
+    expect(await countEvents(db, q.id)).toBe(40 * 300);
   }, 60_000);
 
   /**
