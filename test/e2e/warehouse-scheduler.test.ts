@@ -79,15 +79,21 @@ describe.each(crossKinds(dbKinds()))('two schedulers on %s, queues on %s', (kind
     expect(runs[0]!.status).toBe('QUEUED');
     for (const r of runs.slice(1)) expect([r.status, r.error]).toEqual(['CANCELLED', expect.stringMatching(/^skipped: the previous sync/)]);
 
-    // Both processes attempted each slot they were both up for; exactly one of them wrote it.
+    // Exactly one process wrote each slot; the other, when it was on time for it, found it taken.
+    // A scheduler on a loaded machine can miss a one-second tick (a CI run saw it once) — the
+    // other covers that slot, which is what two are for — but the race must have been run.
     const [a, b] = procs.map((s) => slotLines(s.output(), importId));
     const shared = runs.filter((r) => Number(r.slot) > bothUp).map((r) => new Date(Number(r.slot)).toISOString());
     expect(shared.length).toBeGreaterThanOrEqual(5);
+    let contested = 0;
     for (const slot of shared) {
       const outcomes = [...a!, ...b!].filter((l) => l.slot === slot).map((l) => l.outcome).sort();
-      expect(outcomes, slot).toHaveLength(2);
-      expect(outcomes.filter((o) => o === 'taken'), slot).toHaveLength(1);
-      expect(['created', 'skipped']).toContain(outcomes.find((o) => o !== 'taken'));
+      const writers = outcomes.filter((o) => o !== 'taken');
+      expect(writers, slot).toHaveLength(1);
+      expect(['created', 'skipped']).toContain(writers[0]);
+      expect(outcomes.length, slot).toBeLessThanOrEqual(2);
+      if (outcomes.length === 2) contested += 1;
     }
+    expect(contested).toBeGreaterThanOrEqual(shared.length - 1);
   });
 });
