@@ -249,14 +249,14 @@ export class WorkerRuntime {
         }
         if (this.shutdown.signal.aborted) return await this.handBack(queue, job, token, log);
         const reason = own.signal.reason as unknown;
+        // A timed-out or lock-lost handler (own signal aborted) is not waiting on an outage.
+        if (!own.signal.aborted && (await this.storeOutage(err)) && (await this.waitOutOutage(queue, job, token, err, ctx))) throw new DelayedError();
         const final = attempt >= entry.attempts;
+        this.count(queue, final ? 'failed' : 'retry');
         if (reason instanceof TimeoutReason) {
-          this.count(queue, final ? 'failed' : 'retry');
           log.error({ ms: Date.now() - started }, 'job timed out');
           throw new RetryableError(reason.message);
         }
-        if (!own.signal.aborted && (await this.storeOutage(err)) && (await this.waitOutOutage(queue, job, token, err, ctx))) throw new DelayedError();
-        this.count(queue, final ? 'failed' : 'retry');
         log[final ? 'error' : 'warn']({ err: errorMessage(err), final }, 'job attempt failed');
         throw err;
       }

@@ -7,6 +7,7 @@ import { decodeDataParam, parseJsonRecords, parseNdjsonRecords } from '../domain
 import { ValidationError } from '../lib/errors.js';
 import { readBody } from './request-body.js';
 import { checkLegacyDelivery } from './legacy-answer.js';
+import { queryOf } from './query-of.js';
 
 export interface IngestPayloadLimits {
   /** Decompressed body bytes allowed (413 beyond; enforced while inflating gzip). */
@@ -30,12 +31,6 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 function mediaType(req: IncomingMessage): string {
   return String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-}
-
-function queryOf(req: IncomingMessage): URLSearchParams {
-  const url = req.url ?? '';
-  const q = url.indexOf('?');
-  return new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
 }
 
 const truthy = (v: string | null | undefined) => v === '1' || v === 'true';

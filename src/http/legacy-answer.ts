@@ -14,6 +14,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Response } from 'express';
 import { ValidationError } from '../lib/errors.js';
+import { queryOf } from './query-of.js';
 
 /** 43 bytes: GIF89a, 1×1, one transparent pixel. */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -23,15 +24,8 @@ const MAX_CALLBACK = 200;
 
 export type LegacyBody = { status: 0 | 1; error: string | null } & Record<string, unknown>;
 
-/** A query parameter as sent (the first, when repeated). */
 function queryValue(req: IncomingMessage | undefined, name: string): string | undefined {
-  const query = req?.url?.split('?')[1];
-  if (query === undefined) return undefined;
-  try {
-    return new URLSearchParams(query).get(name) ?? undefined;
-  } catch {
-    return undefined;
-  }
+  return req ? (queryOf(req).get(name) ?? undefined) : undefined;
 }
 
 function isCallback(value: string): boolean {
