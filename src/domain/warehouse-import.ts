@@ -47,7 +47,7 @@ export const importInputSchema = z
     device_column_name: columnName('device_column_name').optional(),
     json_properties_column_name: z
       .union([columnName('json_properties_column_name'), z.array(columnName('json_properties_column_name')).max(50)], {
-        error: 'json_properties_column_name must be a column name or a list of them',
+        error: 'json_properties_column_name must be a column name or a list of at most 50 of them',
       })
       .optional(),
     insert_time_column_name: columnName('insert_time_column_name').optional(),

@@ -114,6 +114,9 @@ describe('import definitions', () => {
       ]),
     );
     expect(problems({ ...base, sync_mode: 'mirror_mode' })[0]).toMatch(/sync_mode must be one of/);
+    expect(problems({ ...base, json_properties_column_name: Array.from({ length: 51 }, (_, i) => `c${i}`) })).toEqual([
+      'json_properties_column_name must be a column name or a list of at most 50 of them',
+    ]);
   });
 
   it('checks the named columns and a nullable time column against the source schema', () => {
