@@ -35,6 +35,8 @@ export async function syncLookupTable(input: LookupSyncInput, state: SyncState):
   const lines: string[] = [mapper.header];
   let bytes = mapper.header.length + 1;
   const out: LookupSyncResult = { rowsRead: 0, rowsSkipped: 0, rowsLoaded: 0, lines: [] };
+  // The source row of each CSV row, so that a failure names the row the warehouse holds.
+  const sourceRows: number[] = [];
   for await (const row of input.connector.stream({ ...input.spec, offset: 0 }, { log: input.log, signal: input.signal })) {
     out.rowsRead += 1;
     const line = mapper.line(row);
@@ -45,9 +47,10 @@ export async function syncLookupTable(input: LookupSyncInput, state: SyncState):
     }
     bytes += line.value.length + 1;
     if (bytes > input.maxBytes) {
-      throw new PermanentError(`the lookup table is larger than WAREHOUSE_LOOKUP_MAX_BYTES (${input.maxBytes} bytes)`);
+      throw new PermanentError(`the lookup table is larger than WAREHOUSE_LOOKUP_MAX_BYTES (${input.maxBytes} bytes) at row ${out.rowsRead}; nothing was replaced`);
     }
     lines.push(line.value);
+    sourceRows.push(out.rowsRead);
     if (out.rowsRead % 10_000 === 0 && input.signal.aborted) return 'interrupted';
   }
   if (input.signal.aborted) return 'interrupted';
@@ -59,10 +62,17 @@ export async function syncLookupTable(input: LookupSyncInput, state: SyncState):
     if (err instanceof NotFoundError) throw new PermanentError(`lookup table ${input.lookupTableId} no longer exists`);
     if (err instanceof ValidationError) {
       const failed = (err.details?.failed_records as { index: number; message: string }[] | undefined) ?? [];
-      const detail = failed.slice(0, 5).map((f) => `row ${f.index + 1}: ${f.message}`);
-      throw new PermanentError(`the lookup table was not replaced: ${err.message}${detail.length ? ` (${detail.join('; ')})` : ''}`);
+      const detail = failed.slice(0, 5).map((f) => `row ${sourceRows[f.index]}: ${sourceRowMessage(f.message, sourceRows)}`);
+      throw new PermanentError(
+        `the lookup table was not replaced (${out.rowsRead} rows read, ${out.rowsSkipped} rejected): ${err.message}${detail.length ? ` (${detail.join('; ')})` : ''}`,
+      );
     }
     throw err;
   }
   return out;
+}
+
+/** The CSV parser's message in the warehouse's terms: no CSV line, a duplicate's first row as read. */
+function sourceRowMessage(message: string, sourceRows: readonly number[]): string {
+  return message.replace(/^line \d+: /, '').replace(/\(first in row (\d+)\)/, (_, i: string) => `(first in row ${sourceRows[Number(i)]})`);
 }

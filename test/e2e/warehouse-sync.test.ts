@@ -365,6 +365,19 @@ describe.each(dbKinds())('warehouse sync into %s', (kind) => {
       ]);
       const [run] = await history(api, importId);
       expect(run).toMatchObject({ status: 'SUCCEEDED', rows_read: 3, rows_skipped: 1, num_events_imported: 2 });
+
+      // A key the lookup table cannot hold fails the whole replace: the old rows stay, and the
+      // failure says how much was read (the run's counters are only written on success).
+      await src.insertRows('plans', [
+        { plan_id: 'k'.repeat(256), label: 'too long', price: 2 },
+        { plan_id: 'pro', label: 'Pro again', price: 3 },
+      ]);
+      const failed = await sync(importId);
+      // Rows are numbered as read; some sources read them in no fixed order.
+      expect(failed.outcome).toMatch(
+        /^FAILED: the lookup table was not replaced \(5 rows read, 1 rejected\): 2 row\(s\) failed validation; the lookup table was not changed \(row [1-5]: the key is longer than 255 characters; row [1-5]: duplicate key 'pro' \(first in row [1-5]\)\)$/,
+      );
+      expect(Number((await t.db('lookup_rows').where({ lookup_table_id: lookupId }).count({ n: '*' }))[0]!.n)).toBe(2);
     });
   });
 });
