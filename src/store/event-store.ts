@@ -66,10 +66,16 @@ export interface MirrorScope {
 export const WAREHOUSE_IMPORT_STAMP = '$warehouse_import_id';
 
 export interface MirrorResult {
-  /** Keys that existed and now hold the new event. */
+  /** Keys the import held that now hold the new event. */
   updated: number;
-  /** Keys that did not exist: stored as new events. */
+  /** Keys the import did not hold: stored as new events. */
   inserted: number;
+  /**
+   * Insert ids whose row was not stored because another source's event (another import's, or
+   * one sent to /import or /track) already holds its dedupe key; that event stays as it is, and
+   * the import's own older events of the insert id are gone.
+   */
+  skipped: string[];
 }
 
 /** One stored event as reads return it. */
@@ -161,8 +167,9 @@ export interface EventStore {
   /**
    * Mirror update: for each row, every stored event of the project with that insert id that the
    * scope's import loaded is replaced by the row (which may change event, distinct_id, time or
-   * properties). Rows whose insert id the import has not stored are inserted. One transaction;
-   * usage counts only the inserted.
+   * properties). Rows whose insert id the import has not stored are inserted. Events of other
+   * sources are never touched: a row whose dedupe key one of them holds is skipped. One
+   * transaction; usage counts only the inserted.
    */
   updateByKey(batch: EventBatch, scope: MirrorScope, options?: WriteOptions): Promise<MirrorResult>;
 

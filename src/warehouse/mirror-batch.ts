@@ -80,15 +80,27 @@ export async function commitMirrorEventRows(
     if (candidates.length > 0) {
       const prepared = prepare(candidates.map((i) => keyed[i]!.row), candidates.map((i) => keyed[i]!.rowNumber));
       for (const r of prepared.rejected) staged.reject(r.row, r.field, r.message);
+      const skipped =
+        prepared.rows.insertId.length > 0
+          ? new Set((await mc.events.updateByKey({ projectId: mc.projectId, source: 'warehouse-import', rows: prepared.rows, now }, mirrorScope(mc), { within: trx })).skipped)
+          : new Set<string>();
       // The events that passed, by their insert id (= the key): counted by what the snapshot said of them.
       const byKey = new Map(candidates.map((i) => [keys[i]!, i]));
+      const given: string[] = [];
       for (const id of prepared.rows.insertId) {
         const i = byKey.get(id)!;
+        if (skipped.has(id)) {
+          // Another source's event holds the row's dedupe key: a duplicate, and not the import's
+          // to follow — the snapshot forgets the key, so a later vanish deletes nothing of theirs.
+          staged.counts.numDeduplicated += 1;
+          if (changes[i] === 'update') given.push(id);
+          continue;
+        }
         seen.push({ key: id, hash: keyed[i]!.hash });
         if (changes[i] === 'insert') staged.counts.numImported += 1;
         else staged.counts.numUpdated += 1;
       }
-      if (prepared.rows.insertId.length > 0) await mc.events.updateByKey({ projectId: mc.projectId, source: 'warehouse-import', rows: prepared.rows, now }, mirrorScope(mc), { within: trx });
+      if (given.length > 0) await removeMirrorRows(trx, mc.importId, given, mc.runId);
     }
     await markMirrorRows(trx, mc.importId, seen, mc.runId);
   });

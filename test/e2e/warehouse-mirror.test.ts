@@ -293,6 +293,37 @@ describe.each(storeCases)('mirror sync into a %s event store (SQLite source), Re
     expect(left.filter((e) => e.insert_id === 'e-5').map((e) => e.event).sort()).toEqual(['ev0', 'manual']);
     expect(left.filter((e) => e.insert_id === 'e-11').map((e) => e.props.plan).sort()).toEqual(['changed', 'plan-3']);
   }, 60_000);
+
+  it('a row whose very event /import already stored is a duplicate: never taken over, changed or deleted by the mirror', async () => {
+    const p = await seedProject(h.t.db);
+    const api = { url: h.app.url, basic: p.basic, projectId: p.id };
+    const [r1, r2] = [evRow(1), evRow(2)];
+    // The same dedupe key as row 1 (event, distinct_id, time, $insert_id), other properties.
+    const posted = await fetch(`${h.app.url}/import?project_id=${p.id}&strict=1`, {
+      method: 'POST',
+      headers: { authorization: p.basic, 'content-type': 'application/json' },
+      body: JSON.stringify([{ event: r1.event, properties: { time: r1.ts, distinct_id: r1.user_id, $insert_id: r1.insert_id, src: 'api' } }]),
+    });
+    expect(posted.status).toBe(200);
+    await h.src.createTable({ name: 'held', columns: EV_COLUMNS });
+    await h.src.insertRows('held', [r1, r2]);
+    const { importId } = await createSourceAndImport(api, h.src.sourceBody(), mirrorEventsImport(h.src.tableRef('held')));
+    const sourced = async () => byInsertId(await exportedEvents(api, h.app.url)).map((e) => [e.insert_id, e.props.src ?? e.props.plan ?? null]);
+
+    const first = await syncOnce(api, importId);
+    expect([...changes(first), first.num_deduplicated]).toEqual([1, 0, 0, 1]);
+    expect(await sourced()).toEqual([['e-1', 'api'], ['e-2', 'plan-2']]);
+
+    await h.src.exec(`UPDATE held SET plan = 'changed'`);
+    const second = await syncOnce(api, importId);
+    expect([...changes(second), second.num_deduplicated]).toEqual([0, 1, 0, 1]);
+    expect(await sourced()).toEqual([['e-1', 'api'], ['e-2', 'changed']]);
+
+    await h.src.exec(`DELETE FROM held`);
+    const third = await syncOnce(api, importId);
+    expect([...changes(third), third.num_deduplicated]).toEqual([0, 0, 1, 0]);
+    expect(await sourced()).toEqual([['e-1', 'api']]);
+  }, 60_000);
 });
 
 const otherSources = [postgresSourceFixture, mysqlSourceFixture, redshiftSourceFixture, snowflakeSourceFixture, bigqueryFixtureWith(1000), databricksFixtureWith(1000)].filter((f) => f.available());
@@ -323,10 +354,13 @@ describe.each([
   it('a table without change tracking is read whole (snapshot diff), and says why', async () => {
     await h.src.createTable({ name: 'untracked_ev', columns: EV_COLUMNS });
     await h.src.insertRows('untracked_ev', [evRow(1), evRow(2), evRow(3)]);
-    const { importId } = await createSourceAndImport(h.api, h.src.sourceBody('untracked'), mirrorEventsImport(h.src.tableRef('untracked_ev')));
-    expect(changes(await syncOnce(h.api, importId))).toEqual([3, 0, 0]);
+    // A project of its own: events e-1… of the other imports of this describe hold these rows' keys.
+    const own = await seedProject(h.t.db);
+    const api = { url: h.app.url, basic: own.basic, projectId: own.id };
+    const { importId } = await createSourceAndImport(api, h.src.sourceBody('untracked'), mirrorEventsImport(h.src.tableRef('untracked_ev')));
+    expect(changes(await syncOnce(api, importId))).toEqual([3, 0, 0]);
     await h.src.exec(`DELETE FROM untracked_ev WHERE id = 2`);
-    const second = await syncOnce(h.api, importId);
+    const second = await syncOnce(api, importId);
     expect(changes(second)).toEqual([0, 0, 1]);
     expect(second.log.join('\n')).toMatch(/change tracking unavailable \(.*(Change tracking is not enabled|DELTA_MISSING_CHANGE_DATA).*\): reading the whole table \(snapshot diff\)/);
   });

@@ -278,7 +278,7 @@ export function eventStoreContract(kind: StoreKind): void {
           ev(2, { event: 'renamed', properties: {} }),
           ev(50), // not stored yet: inserted
         ].map((e) => owned(e));
-        expect(await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(changed), now: T0 }, MIRROR)).toEqual({ updated: 2, inserted: 1 });
+        expect(await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(changed), now: T0 }, MIRROR)).toEqual({ updated: 2, inserted: 1, skipped: [] });
         expect(await store.deleteByKey(p, MIRROR, ['id-3', 'id-4', 'id-404', 'id-3'])).toBe(2);
         const after = await scanAll(store, p);
         expect(after.map((e) => e.insertId).sort()).toEqual(['id-0', 'id-1', 'id-2', 'id-5', 'id-50', 'id-6', 'id-7', 'id-8', 'id-9']);
@@ -287,7 +287,7 @@ export function eventStoreContract(kind: StoreKind): void {
         expect(await store.count(p)).toBe(9);
         expect(await store.count(other)).toBe(10);
         // Idempotent: the same update again changes nothing further.
-        expect(await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(changed), now: T0 }, MIRROR)).toEqual({ updated: 3, inserted: 0 });
+        expect(await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(changed), now: T0 }, MIRROR)).toEqual({ updated: 3, inserted: 0, skipped: [] });
         expect(await store.count(p)).toBe(9);
         expect(await store.deleteByKey(p, MIRROR, ['id-3'])).toBe(0);
       });
@@ -299,13 +299,33 @@ export function eventStoreContract(kind: StoreKind): void {
         await write(store, p, [imported, otherImport, owned(ev(2))]);
         // Import 7's id-1 is new to it (inserted beside the others), its id-2 an update.
         const rows = [owned(ev(1)), owned(ev(2, { properties: { i: 2, changed: true } }))];
-        expect(await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(rows), now: T0 }, MIRROR)).toEqual({ updated: 1, inserted: 1 });
+        expect(await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(rows), now: T0 }, MIRROR)).toEqual({ updated: 1, inserted: 1, skipped: [] });
         expect(await store.count(p)).toBe(4);
         expect(await store.deleteByKey(p, MIRROR, ['id-1', 'id-2'])).toBe(2);
         const left = await scanAll(store, p);
         expect(left.map((e) => e.event).sort()).toEqual(['from-import', 'from-import-8']);
         expect(await store.deleteByKey(p, { importId: '9' }, ['id-1'])).toBe(0);
         expect(await store.count(p)).toBe(2);
+      });
+      it('skips a row whose dedupe key another source\'s event holds, leaving that event as it is', async () => {
+        const p = newProject();
+        const fromApi = ev(1, { properties: { src: 'api' } });
+        const fromImport8 = owned(ev(2, { properties: { src: 'import 8' } }), '8');
+        const movedOnto = ev(3, { time: T0 + 99_000, properties: { src: 'api' } });
+        await write(store, p, [fromApi, fromImport8, owned(ev(3)), movedOnto]);
+        // Rows 1 and 2 carry exactly the others' keys; row 3 moves import 7's event onto the key /import holds.
+        const rows = [owned(ev(1, { properties: { src: 'warehouse' } })), owned(ev(2, { properties: { src: 'warehouse' } })), owned(ev(3, { time: T0 + 99_000 }))];
+        const result = await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows(rows), now: T0 }, MIRROR);
+        expect({ ...result, skipped: [...result.skipped].sort() }).toEqual({ updated: 0, inserted: 0, skipped: ['id-1', 'id-2', 'id-3'] });
+        const after = await scanAll(store, p);
+        expect(after.map((e) => [e.insertId, e.time, e.properties.src]).sort()).toEqual([
+          ['id-1', T0 + 1000, 'api'],
+          ['id-2', T0 + 2000, 'import 8'],
+          ['id-3', T0 + 99_000, 'api'],
+        ]);
+        expect(after.every((e) => e.properties.$warehouse_import_id !== MIRROR.importId)).toBe(true);
+        expect(await store.deleteByKey(p, MIRROR, ['id-1', 'id-2', 'id-3'])).toBe(0);
+        expect(await store.count(p)).toBe(3);
       });
     });
 

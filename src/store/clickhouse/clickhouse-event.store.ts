@@ -299,27 +299,34 @@ export class ClickHouseEventStore implements EventStore {
       this.writeWithLinks(
         projectId,
         rows.links,
-        () => this.liveKeys(projectId, rows.insertId, undefined, scope),
-        (stored) => {
+        () => Promise.all([this.liveKeys(projectId, rows.insertId, undefined, scope), this.liveKeys(projectId, rows.insertId)]),
+        ([own, all]) => {
           const byInsertId = new Map<string, EventKey[]>();
-          for (const r of stored) {
+          for (const r of own) {
             const list = byInsertId.get(r.insert_id) ?? [];
             list.push(rowKey(r));
             byInsertId.set(r.insert_id, list);
           }
+          // Keys other sources' events hold: a newer version would replace their event, so the row is skipped.
+          const ownKeys = new Set(own.map((r) => keyString(rowKey(r))));
+          const taken = new Set(all.map((r) => keyString(rowKey(r))).filter((k) => !ownKeys.has(k)));
           // The last row of an insert id in the batch is the one that stays.
           const last = new Map<string, number>();
           for (let i = 0; i < rows.insertId.length; i++) last.set(rows.insertId[i]!, i);
           const ver = this.clock.take();
           // One INSERT: the replacements and the markers of the keys they replace land together.
           const body = new EventsBody();
-          const result = { updated: 0, inserted: 0 };
+          const result: MirrorResult = { updated: 0, inserted: 0, skipped: [] };
           // Every row of the write carries one of two heads: a new key, or a replacement.
           const heads = [false, true].map((isNew) => rowHead({ projectId, source: batch.source, now: batch.now, ver, isNew }));
           for (const [insertId, i] of last) {
             const old = byInsertId.get(insertId) ?? [];
             const key = keyString(keyOfRow(rows, i));
             for (const k of old) if (keyString(k) !== key) body.deleteMarker(projectId, k, ver, batch.now);
+            if (taken.has(key)) {
+              result.skipped.push(insertId);
+              continue;
+            }
             body.event(heads[old.length === 0 ? 1 : 0]!, rows, i);
             if (old.length === 0) result.inserted++;
             else result.updated++;
