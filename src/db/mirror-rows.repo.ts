@@ -52,3 +52,10 @@ export async function removeMirrorRows(db: DbOrTrx, importId: number, keys: read
 export async function dropMirrorRows(db: DbOrTrx, importId: number): Promise<void> {
   await db('mirror_rows').where('import_id', importId).delete();
 }
+
+/** Forgets the snapshots of a source's imports (the source is being deleted; its imports go by cascade, the snapshot has no foreign key). */
+export async function dropSourceMirrorRows(db: DbOrTrx, sourceId: number): Promise<void> {
+  await db('mirror_rows')
+    .whereIn('import_id', db('warehouse_imports').where({ source_id: sourceId }).select('id'))
+    .delete();
+}

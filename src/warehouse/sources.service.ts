@@ -7,6 +7,7 @@ import type { Config } from '../../config/index.js';
 import { connectorDefinition, createConnector, supportedTypes } from '../../connectors/index.js';
 import { WarehouseError, type WarehouseConnector } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
+import { dropSourceMirrorRows } from '../db/mirror-rows.repo.js';
 import { deleteSource, findSource, insertSource, listSources, type WarehouseSource } from '../db/warehouse.repo.js';
 import { rowIdOf } from '../domain/row-id.js';
 import { zodProblems } from '../domain/warehouse-import.js';
@@ -121,5 +122,8 @@ export async function getSource(db: Db, projectId: number, id: number): Promise<
 /** Deletes the source and, with it, its imports and their run history (a running sync stops at its next batch). */
 export async function removeSource(db: Db, projectId: number, id: number): Promise<void> {
   await getSource(db, projectId, id);
-  await deleteSource(db, id);
+  await db.transaction(async (trx) => {
+    await dropSourceMirrorRows(trx, id);
+    await deleteSource(trx, id);
+  });
 }

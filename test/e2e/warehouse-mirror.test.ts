@@ -307,7 +307,7 @@ describe.each(storeCases)('mirror sync into a %s event store (SQLite source), Re
     expect(posted.status).toBe(200);
     await h.src.createTable({ name: 'held', columns: EV_COLUMNS });
     await h.src.insertRows('held', [r1, r2]);
-    const { importId } = await createSourceAndImport(api, h.src.sourceBody(), mirrorEventsImport(h.src.tableRef('held')));
+    const { sourceId, importId } = await createSourceAndImport(api, h.src.sourceBody(), mirrorEventsImport(h.src.tableRef('held')));
     const sourced = async () => byInsertId(await exportedEvents(api, h.app.url)).map((e) => [e.insert_id, e.props.src ?? e.props.plan ?? null]);
 
     const first = await syncOnce(api, importId);
@@ -323,6 +323,13 @@ describe.each(storeCases)('mirror sync into a %s event store (SQLite source), Re
     const third = await syncOnce(api, importId);
     expect([...changes(third), third.num_deduplicated]).toEqual([0, 0, 1, 0]);
     expect(await sourced()).toEqual([['e-1', 'api']]);
+
+    // Deleting the source takes its imports' snapshots with them (the snapshot has no foreign key).
+    await h.src.insertRows('held', [r2]);
+    expect(changes(await syncOnce(api, importId))).toEqual([1, 0, 0]);
+    expect(await h.t.db('mirror_rows').where({ import_id: importId }).select('key')).toEqual([{ key: 'e-2' }]);
+    expect((await call(api, 'DELETE', `/${sourceId}`)).status).toBe(200);
+    expect(await h.t.db('mirror_rows').where({ import_id: importId }).select('key')).toEqual([]);
   }, 60_000);
 });
 
