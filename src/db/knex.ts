@@ -111,6 +111,15 @@ export function lockedOnPostgres(db: DbOrTrx, q: Knex.QueryBuilder): Knex.QueryB
   return dialect(db) === 'postgres' ? q.forUpdate() : q;
 }
 
+/**
+ * The query's rows kept from being deleted (or their key changed) for the rest of the
+ * transaction on PostgreSQL (FOR KEY SHARE: what a foreign-key check takes, so it blocks only a
+ * DELETE, never an update of other columns nor another reader). SQLite: as above.
+ */
+export function keptOnPostgres(db: DbOrTrx, q: Knex.QueryBuilder): Knex.QueryBuilder {
+  return dialect(db) === 'postgres' ? q.forKeyShare() : q;
+}
+
 /** The rows of a `db.raw` result: pg answers `{ rows }`, better-sqlite3 the array itself. */
 export function rawRows<T = Record<string, unknown>>(db: DbOrTrx, result: unknown): T[] {
   return (dialect(db) === 'postgres' ? (result as { rows: T[] }).rows : (result as T[])) ?? [];

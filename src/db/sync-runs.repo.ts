@@ -3,7 +3,7 @@
  * enqueued; the worker writes status, counts, checkpoint and a bounded log to it. Two unique
  * indexes make triggering race-safe: one QUEUED/RUNNING run per import, one run per schedule slot.
  */
-import { lockedOnPostgres, parseJson, toJson, toNumber, type Db, type DbOrTrx } from './knex.js';
+import { dialect, lockedOnPostgres, parseJson, toJson, toNumber, type Db, type DbOrTrx } from './knex.js';
 import { recordRunWorker } from './run-workers.repo.js';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
@@ -141,10 +141,25 @@ export async function findSlotRun(db: DbOrTrx, importId: number, slot: number): 
   return row ? toRun(row) : undefined;
 }
 
-/** Creation times (ascending) of the import's manual runs created at or after `since`. */
-export async function manualRunTimesSince(db: DbOrTrx, importId: number, since: number): Promise<number[]> {
-  const rows = await db('sync_runs').where({ import_id: importId, trigger: 'manual' }).where('created_at', '>=', since).orderBy('created_at').select('created_at');
+/** Creation times (ascending) of the import's manual runs created at or after `since` (but `exceptRunId`). */
+export async function manualRunTimesSince(db: DbOrTrx, importId: number, since: number, exceptRunId?: string): Promise<number[]> {
+  const q = db('sync_runs').where({ import_id: importId, trigger: 'manual' }).where('created_at', '>=', since);
+  if (exceptRunId !== undefined) q.whereNot({ id: exceptRunId });
+  const rows = await q.orderBy('created_at').select('created_at');
   return rows.map((r: Record<string, unknown>) => toNumber(r.created_at));
+}
+
+const TRIGGER_LOCK_SPACE = 0x74726967;
+
+/**
+ * Serialises the triggers of one import (manual and scheduled) and its deletion until the
+ * transaction ends: a PostgreSQL advisory lock, taken before any row lock so it never waits
+ * behind one (SQLite: its transactions begin IMMEDIATE and run one at a time). What a trigger
+ * decides from the import's runs (one_time already done, runs in the last hour) then still holds
+ * when it inserts.
+ */
+export async function lockImportTriggers(db: DbOrTrx, importId: number): Promise<void> {
+  if (dialect(db) === 'postgres') await db.raw('SELECT pg_advisory_xact_lock(?::int, ?::int)', [TRIGGER_LOCK_SPACE, importId & 0x7fffffff]);
 }
 
 /** Per import, the latest schedule slot that has a run (fired, skipped or failed). */

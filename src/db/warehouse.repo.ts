@@ -3,7 +3,7 @@
  * SECRETS_KEY) and only the sync handler and the connection test ever open it.
  */
 import type { ImportDefinition } from '../domain/warehouse-import.js';
-import { parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
+import { keptOnPostgres, parseJson, toJson, toNumber, type DbOrTrx } from './knex.js';
 
 export interface WarehouseSource {
   id: number;
@@ -72,6 +72,15 @@ export async function findSource(db: DbOrTrx, id: number, projectId?: number): P
   return row ? toSource(row) : undefined;
 }
 
+/**
+ * A source of the project, kept from being deleted until the transaction ends (see
+ * keptOnPostgres): what a new import is checked against in the transaction that inserts it.
+ */
+export async function keepSource(db: DbOrTrx, id: number, projectId: number): Promise<WarehouseSource | undefined> {
+  const row = await keptOnPostgres(db, db('warehouse_sources').where({ id, project_id: projectId })).first();
+  return row ? toSource(row) : undefined;
+}
+
 export async function deleteSource(db: DbOrTrx, id: number): Promise<void> {
   await db('warehouse_sources').where({ id }).delete();
 }
@@ -105,6 +114,16 @@ export async function findImport(db: DbOrTrx, id: number, projectId?: number): P
   const q = db('warehouse_imports').where({ id });
   if (projectId !== undefined) q.andWhere({ project_id: projectId });
   const row = await q.first();
+  return row ? toImport(row) : undefined;
+}
+
+/**
+ * An import, kept from being deleted until the transaction ends (see keptOnPostgres): a run is
+ * inserted only for an import that still exists, whatever deletes it (the import's DELETE, or its
+ * source's, which cascades).
+ */
+export async function keepImport(db: DbOrTrx, id: number): Promise<WarehouseImport | undefined> {
+  const row = await keptOnPostgres(db, db('warehouse_imports').where({ id })).first();
   return row ? toImport(row) : undefined;
 }
 

@@ -8,11 +8,12 @@ import { z } from 'zod';
 import { findProjectById } from '../db/accounts.repo.js';
 import { dropMirrorRows } from '../db/mirror-rows.repo.js';
 import type { Db } from '../db/knex.js';
-import { cancelActiveRuns, findActiveRun, hasSucceededRun, listRuns, manualRunTimesSince, type SyncRun } from '../db/sync-runs.repo.js';
+import { cancelActiveRuns, hasSucceededRun, listRuns, lockImportTriggers, manualRunTimesSince, type SyncRun } from '../db/sync-runs.repo.js';
 import {
   deleteImport,
   findImport,
   insertImport,
+  keepSource,
   listImports,
   lookupTableInProject,
   updateImport,
@@ -28,7 +29,7 @@ import {
 } from '../domain/warehouse-import.js';
 import { NotFoundError, ValidationError } from '../lib/errors.js';
 import { bad, getSource, withSourceConnector, type SourceDeps } from './sources.service.js';
-import { triggerRun, type TriggerDeps } from './runs.service.js';
+import { triggerRun, type TriggerCheck, type TriggerDeps } from './runs.service.js';
 import { isoTime, isoTimeOrNull } from '../domain/iso-time.js';
 
 export function publicImport(imp: WarehouseImport): Record<string, unknown> {
@@ -66,15 +67,22 @@ export async function createImport(deps: SourceDeps, projectId: number, body: un
   const columns = await withSourceConnector(deps, source, 'table_params', (c) => c.describe(definition.table_params));
   const schema = schemaProblems(definition, columns);
   if (schema.length > 0) throw bad(schema);
-  const imp = await insertImport(deps.db, { projectId, sourceId: source.id, definition, paused: input.paused ?? false, now: Date.now() });
+  // Checked again where the import is inserted, the source kept until the commit: it may have been
+  // deleted while its table was described (a DELETE waits for the commit, then takes the import too).
+  const imp = await deps.db.transaction(async (trx) => {
+    if (!(await keepSource(trx, source.id, projectId))) throw noSource(projectId, source.id);
+    return insertImport(trx, { projectId, sourceId: source.id, definition, paused: input.paused ?? false, now: Date.now() });
+  });
   return publicImport(imp);
 }
+
+const noSource = (projectId: number, sourceId: number) => bad([`warehouse_source_id: warehouse source ${sourceId} does not exist in project ${projectId}`]);
 
 async function findSourceFor(db: Db, projectId: number, sourceId: number) {
   try {
     return await getSource(db, projectId, sourceId);
   } catch {
-    throw bad([`warehouse_source_id: warehouse source ${sourceId} does not exist in project ${projectId}`]);
+    throw noSource(projectId, sourceId);
   }
 }
 
@@ -114,10 +122,16 @@ export async function patchImport(db: Db, projectId: number, id: number, body: u
   return publicImport(await getImport(db, projectId, id));
 }
 
-/** Deletes the import and its run history; an active run is cancelled and stops at its next batch. */
+/**
+ * Deletes the import and its run history; an active run is cancelled and stops at its next batch.
+ * Holds the import's trigger lock (lockImportTriggers), so a manual or scheduled trigger either
+ * commits its run first (deleted with the import) or finds the import gone (404).
+ */
 export async function removeImport(db: Db, projectId: number, id: number): Promise<void> {
   await getImport(db, projectId, id);
   await db.transaction(async (trx) => {
+    await lockImportTriggers(trx, id);
+    if (!(await findImport(trx, id, projectId))) throw new NotFoundError(`warehouse import ${id} not found in project ${projectId}`);
     await cancelActiveRuns(trx, id, 'import deleted', Date.now());
     await dropMirrorRows(trx, id);
     await deleteImport(trx, id);
@@ -129,16 +143,20 @@ const HOUR_MS = 3600_000;
 /**
  * A manual sync. A sync already queued or running is returned (and does not count); new ones
  * are limited to `perHour` per import in any rolling hour (0 = no limit): beyond, 429 with
- * Retry-After. Counted in SQL, so every web process sees the same limit.
+ * Retry-After. Counted in SQL, so every web process sees the same limit. The one_time and
+ * per-hour rules are checked in the transaction that inserts the run, under the import's trigger
+ * lock and after the insert was tried (see triggerRun): concurrent triggers, and a run finishing
+ * meanwhile, can neither run a one_time import twice nor exceed the limit.
  */
 export async function manualSync(deps: TriggerDeps, projectId: number, id: number, perHour = 0, now = Date.now()): Promise<SyncRun> {
   const imp = await getImport(deps.db, projectId, id);
   await requireSimplifiedIdMerge(deps.db, projectId);
-  if (imp.definition.sync_mode === 'one_time' && (await hasSucceededRun(deps.db, imp.id))) {
-    throw bad([`import ${imp.id} is one_time and has already completed; create a new import to load the table again`]);
-  }
-  if (perHour > 0 && !(await findActiveRun(deps.db, imp.id))) {
-    const recent = await manualRunTimesSince(deps.db, imp.id, now - HOUR_MS);
+  const check: TriggerCheck = async (trx, { created, run }) => {
+    if (imp.definition.sync_mode === 'one_time' && (await hasSucceededRun(trx, imp.id))) {
+      throw bad([`import ${imp.id} is one_time and has already completed; create a new import to load the table again`]);
+    }
+    if (!created || perHour <= 0) return;
+    const recent = await manualRunTimesSince(trx, imp.id, now - HOUR_MS, run.id);
     if (recent.length >= perHour) {
       const freeAt = recent[recent.length - perHour]! + HOUR_MS;
       const seconds = Math.max(1, Math.ceil((freeAt - now) / 1000));
@@ -146,8 +164,8 @@ export async function manualSync(deps: TriggerDeps, projectId: number, id: numbe
         headers: { 'Retry-After': String(seconds) },
       });
     }
-  }
-  return (await triggerRun(deps, imp, 'manual')).run;
+  };
+  return (await triggerRun(deps, imp, 'manual', undefined, check)).run;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { Db } from '../db/knex.js';
 import { findImport, listScheduledImports } from '../db/warehouse.repo.js';
 import { latestSlotBetween, scheduleCron } from '../domain/sync-schedule.js';
 import { latestScheduledSlots } from '../db/sync-runs.repo.js';
-import { errorMessage } from '../lib/errors.js';
+import { errorMessage, NotFoundError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { JobQueues } from '../queue/queues.js';
 import { triggerRun } from './runs.service.js';
@@ -129,6 +129,10 @@ export class SyncScheduler {
       log.info({ runId: out.run.id, outcome }, `scheduler: slot ${outcome}`);
       return outcome;
     } catch (err) {
+      if (err instanceof NotFoundError) {
+        log.info('scheduler: import deleted while its slot fired; tick ignored');
+        return 'not-scheduled';
+      }
       log.error({ err: errorMessage(err) }, 'scheduler: could not create the slot run');
       return 'not-scheduled';
     }
