@@ -5,7 +5,7 @@
  * transaction's connection; Postgres takes a chunk as one unnest() statement.
  */
 import type Database from 'better-sqlite3';
-import { dialect, parseJson, toNumber, type DbOrTrx } from './knex.js';
+import { dialect, lockedOnPostgres, parseJson, toNumber, type DbOrTrx } from './knex.js';
 
 export interface LookupTable {
   id: number;
@@ -53,6 +53,17 @@ export async function findLookupTable(db: DbOrTrx, id: number): Promise<LookupTa
   return row ? toTable(row) : undefined;
 }
 
+/**
+ * The table row, locked until the transaction ends (PostgreSQL FOR UPDATE; SQLite transactions
+ * hold the one write lock): replaces and deletes of one table take it first and so run one at a
+ * time — each replace sees the rows the previous one committed, and none inserts rows for a table
+ * deleted meanwhile. Undefined: the table is gone.
+ */
+export async function lockLookupTable(db: DbOrTrx, id: number): Promise<LookupTable | undefined> {
+  const row = await lockedOnPostgres(db, db('lookup_tables').where({ id })).first();
+  return row ? toTable(row) : undefined;
+}
+
 export async function listLookupTables(db: DbOrTrx, projectId: number): Promise<LookupTable[]> {
   return (await db('lookup_tables').where({ project_id: projectId }).orderBy('id')).map(toTable);
 }
@@ -69,7 +80,9 @@ export async function updateLookupTable(
   return findLookupTable(db, id);
 }
 
+/** Call inside a transaction: the table is locked first (lockLookupTable), as a replace does. */
 export async function deleteLookupTable(db: DbOrTrx, id: number): Promise<void> {
+  await lockLookupTable(db, id);
   // Rows first: SQLite enforces the cascade only with foreign_keys on, so do not rely on it.
   await db('lookup_rows').where({ lookup_table_id: id }).delete();
   await db('lookup_tables').where({ id }).delete();
@@ -95,7 +108,10 @@ const PG_INSERT =
 const SQLITE_INSERT = 'INSERT INTO lookup_rows (lookup_table_id, key, properties) VALUES (?, ?, ?)';
 const statements = new WeakMap<Database.Database, Database.Statement>();
 
-/** Replaces all rows of a table; call inside a transaction so readers never see it half done. */
+/**
+ * Replaces all rows of a table; call inside a transaction, after lockLookupTable, so readers
+ * never see it half done and concurrent replaces never interleave.
+ */
 export async function replaceLookupRows(db: DbOrTrx, tableId: number, rows: Iterable<LookupRowJson>, now: number): Promise<void> {
   await db('lookup_rows').where({ lookup_table_id: tableId }).delete();
   if (dialect(db) === 'postgres') {

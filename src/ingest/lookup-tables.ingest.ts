@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { CsvError, parse } from 'csv-parse';
 import { buildLookupRow, checkHeader } from '../domain/lookup-csv.js';
 import type { Db } from '../db/knex.js';
-import { findLookupTable, replaceLookupRows, type LookupRowJson } from '../db/lookup-tables.repo.js';
+import { findLookupTable, lockLookupTable, replaceLookupRows, type LookupRowJson } from '../db/lookup-tables.repo.js';
 import { NotFoundError, ValidationError } from '../lib/errors.js';
 import { Utf8Arena } from '../lib/utf8-arena.js';
 
@@ -145,8 +145,9 @@ export async function replaceLookupTable(
     );
   }
   await db.transaction(async (trx) => {
-    // The table may have been deleted while the CSV streamed in.
-    if (!(await findLookupTable(trx, lookupTableId))) throw new NotFoundError(`lookup table ${lookupTableId} not found`);
+    // Locked: the table may have been deleted while the CSV streamed in, and a concurrent replace
+    // or delete of it waits for this one to commit (or this one for it).
+    if (!(await lockLookupTable(trx, lookupTableId))) throw new NotFoundError(`lookup table ${lookupTableId} not found`);
     await replaceLookupRows(trx, lookupTableId, rowsOf(parsed), Date.now());
   });
   return { rows: parsed.jsons.length };

@@ -115,7 +115,9 @@ export function mountLookupTablesApp(app: Express, deps: AppDeps): void {
     const updated = await updateLookupTable(deps.db, table.id, { name: input.name, mappedProperty: input.mapped_property }).catch((err: unknown) => {
       throw isNameTaken(err) ? nameTaken(input.name!, p.id) : err;
     });
-    res.json({ status: 'ok', results: await present(deps.db, updated!) });
+    // Deleted since tableOf found it: the same 404 as had it been gone before.
+    if (!updated) throw new NotFoundError(`lookup table ${table.id} not found in project ${p.id}`);
+    res.json({ status: 'ok', results: await present(deps.db, updated) });
   });
 
   router.delete('/:id', writer, async (req, res) => {
