@@ -40,14 +40,32 @@ export function rowHash(row: Record<string, unknown>): string {
  * the snapshot's entries for these keys (entries written earlier in this run count as seen).
  */
 export function classifyRows(keys: readonly string[], hashes: readonly string[], known: ReadonlyMap<string, SnapshotEntry>, runId: string): MirrorChange[] {
-  const inBatch = new Set<string>();
+  return claimKeys(keys, snapshotChanges(keys, hashes, known, runId), new Set());
+}
+
+/** Each row against the snapshot alone: a key an earlier batch of this run took is a duplicate; repeats within the batch are claimKeys'. */
+export function snapshotChanges(keys: readonly string[], hashes: readonly string[], known: ReadonlyMap<string, SnapshotEntry>, runId: string): MirrorChange[] {
   return keys.map((key, i) => {
-    if (inBatch.has(key)) return 'duplicate';
-    inBatch.add(key);
     const entry = known.get(key);
     if (!entry) return 'insert';
     if (entry.seenRun === runId) return 'duplicate';
     return entry.hash === hashes[i] ? 'same' : 'update';
+  });
+}
+
+/**
+ * The first row of a key in the batch takes it; later rows of that key are duplicates. A row in
+ * `invalid` (rejected by validation) takes no key and keeps its change: it is rejected for its
+ * own reason, and the next row of its key stands — as it would had a batch boundary fallen
+ * between them (an earlier batch's rejected row leaves no snapshot entry).
+ */
+export function claimKeys(keys: readonly string[], changes: readonly MirrorChange[], invalid: ReadonlySet<number>): MirrorChange[] {
+  const taken = new Set<string>();
+  return keys.map((key, i) => {
+    if (invalid.has(i)) return changes[i]!;
+    if (taken.has(key)) return 'duplicate';
+    taken.add(key);
+    return changes[i]!;
   });
 }
 

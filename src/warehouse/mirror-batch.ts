@@ -15,11 +15,12 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Row } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
 import { loadMirrorRows, markMirrorRows, removeMirrorRows, unseenMirrorKeys } from '../db/mirror-rows.repo.js';
-import { classifyRows, MIRROR_KEY_MAX, nullColumns, rowHash } from '../domain/mirror-diff.js';
+import { claimKeys, classifyRows, MIRROR_KEY_MAX, nullColumns, rowHash, snapshotChanges } from '../domain/mirror-diff.js';
 import { insertIdOfCell, type MapOutcome, type ProfileUpdateOut } from '../domain/warehouse-mapping.js';
 import { idValue } from '../domain/warehouse-values.js';
 import { applyGroupUpdates, applyProfileUpdates } from '../ingest/profiles.ingest.js';
 import type { EventStore, MirrorScope } from '../store/event-store.js';
+import { selectEventRows } from '../store/event-rows.js';
 import type { PreparedEventBatch } from './event-reader.js';
 import { commitStaged, type BatchRecorder } from './sync-batch.js';
 import type { SyncState } from './sync-state.js';
@@ -69,34 +70,43 @@ export async function commitMirrorEventRows(
   staged.read(rows.length);
   return commitStaged(mc, state, staged, async (trx, now) => {
     const keys = keyed.map((k) => k.key);
-    const changes = classifyRows(keys, keyed.map((k) => k.hash), await loadMirrorRows(trx, mc.importId, keys), mc.runId);
+    const snapshot = snapshotChanges(keys, keyed.map((k) => k.hash), await loadMirrorRows(trx, mc.importId, keys), mc.runId);
+    // Every new or changed row is validated, a repeated key's too: which row takes a key depends on which rows are valid.
+    const candidates = snapshot.flatMap((change, i) => (change === 'insert' || change === 'update' ? [i] : []));
+    const prepared = candidates.length > 0 ? prepare(candidates.map((i) => keyed[i]!.row), candidates.map((i) => keyed[i]!.rowNumber)) : undefined;
+    const rejectedRows = new Set(prepared?.rejected.map((r) => r.row));
+    const invalid = new Set(candidates.filter((i) => rejectedRows.has(keyed[i]!.rowNumber)));
+    const changes = claimKeys(keys, snapshot, invalid);
+    const rejections = [...(prepared?.rejected ?? [])];
     const seen: { key: string; hash: string }[] = [];
-    const candidates: number[] = [];
     changes.forEach((change, i) => {
-      if (change === 'duplicate') staged.reject(keyed[i]!.rowNumber, '$insert_id', duplicateMessage(keys[i]!));
+      if (invalid.has(i)) return;
+      if (change === 'duplicate') rejections.push({ row: keyed[i]!.rowNumber, field: '$insert_id', message: duplicateMessage(keys[i]!) });
       else if (change === 'same') seen.push({ key: keys[i]!, hash: keyed[i]!.hash });
-      else candidates.push(i);
     });
-    if (candidates.length > 0) {
-      const prepared = prepare(candidates.map((i) => keyed[i]!.row), candidates.map((i) => keyed[i]!.rowNumber));
-      for (const r of prepared.rejected) staged.reject(r.row, r.field, r.message);
+    for (const r of rejections.sort((a, b) => a.row - b.row)) staged.reject(r.row, r.field, r.message);
+    if (prepared) {
+      // The valid candidates, in order, are the prepared rows; those that took their key are written.
+      const valid = candidates.filter((i) => !invalid.has(i));
+      if (valid.length !== prepared.rows.insertId.length) throw new Error(`mirror batch: ${valid.length} valid rows but ${prepared.rows.insertId.length} prepared`);
+      const writeAt = valid.flatMap((i, at) => (changes[i] === 'duplicate' ? [] : [at]));
+      const rows = writeAt.length === valid.length ? prepared.rows : selectEventRows(prepared.rows, writeAt);
       const skipped =
-        prepared.rows.insertId.length > 0
-          ? new Set((await mc.events.updateByKey({ projectId: mc.projectId, source: 'warehouse-import', rows: prepared.rows, now }, mirrorScope(mc), { within: trx })).skipped)
+        writeAt.length > 0
+          ? new Set((await mc.events.updateByKey({ projectId: mc.projectId, source: 'warehouse-import', rows, now }, mirrorScope(mc), { within: trx })).skipped)
           : new Set<string>();
-      // The events that passed, by their insert id (= the key): counted by what the snapshot said of them.
-      const byKey = new Map(candidates.map((i) => [keys[i]!, i]));
       const given: string[] = [];
-      for (const id of prepared.rows.insertId) {
-        const i = byKey.get(id)!;
-        if (skipped.has(id)) {
+      for (const at of writeAt) {
+        const i = valid[at]!;
+        const key = keys[i]!;
+        if (skipped.has(key)) {
           // Another source's event holds the row's dedupe key: a duplicate, and not the import's
           // to follow — the snapshot forgets the key, so a later vanish deletes nothing of theirs.
           staged.counts.numDeduplicated += 1;
-          if (changes[i] === 'update') given.push(id);
+          if (changes[i] === 'update') given.push(key);
           continue;
         }
-        seen.push({ key: id, hash: keyed[i]!.hash });
+        seen.push({ key, hash: keyed[i]!.hash });
         if (changes[i] === 'insert') staged.counts.numImported += 1;
         else staged.counts.numUpdated += 1;
       }

@@ -437,4 +437,18 @@ describe('mirror imports: bad input', () => {
     expect((await call(h.api, 'DELETE', `/imports/${importId}`)).status).toBe(200);
     expect(Number((await h.t.db('mirror_rows').where({ import_id: importId }).count({ n: '*' }).first())!.n)).toBe(0);
   });
+
+  it('a key whose first row is invalid is taken by its next valid row, wherever batches end', async () => {
+    await h.src.createTable({ name: 'dup_invalid_ev', columns: EV_COLUMNS });
+    const future = Date.now() + 10 * 86_400_000; // strict validation: more than an hour ahead
+    await h.src.insertRows('dup_invalid_ev', [{ ...evRow(7), ts: future }, { ...evRow(7), plan: 'second' }, evRow(8)]);
+    const { importId } = await createSourceAndImport(h.api, h.src.sourceBody('dup-invalid'), mirrorEventsImport('dup_invalid_ev'));
+    const run = await syncOnce(h.api, importId);
+    expect(changes(run)).toEqual([2, 0, 0]);
+    expect(run.rows_skipped).toBe(1);
+    expect(run.log.join('\n')).toMatch(/row 1 rejected: properties.time: .* in the future/);
+    expect(run.log.join('\n')).not.toMatch(/duplicate key/);
+    const stored = (await exportedEvents(h.api, h.app.url)).filter((e) => e.insert_id === 'e-7');
+    expect(stored.map((e) => e.props.plan)).toEqual(['second']);
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyRows, nullColumns, rowHash, type SnapshotEntry } from '../../src/domain/mirror-diff.js';
+import { claimKeys, classifyRows, nullColumns, rowHash, type SnapshotEntry } from '../../src/domain/mirror-diff.js';
 
 describe('mirror change detection', () => {
   it('hashes content, not column order or driver types; any changed cell changes the hash', () => {
@@ -25,6 +25,12 @@ describe('mirror change detection', () => {
       'duplicate',
       'duplicate',
     ]);
+  });
+
+  it('lets an invalid row take no key: the next row of its key stands, as across a batch boundary', () => {
+    const changes = ['insert', 'insert', 'update', 'update', 'same', 'insert'] as const;
+    expect(claimKeys(['a', 'a', 'b', 'b', 'b', 'c'], changes, new Set([0, 2]))).toEqual(['insert', 'insert', 'update', 'update', 'duplicate', 'insert']);
+    expect(claimKeys(['a', 'a', 'b', 'b', 'b', 'c'], changes, new Set())).toEqual(['insert', 'duplicate', 'update', 'duplicate', 'duplicate', 'insert']);
   });
 
   it('names the null cells of a row but for the mapped columns', () => {
