@@ -128,7 +128,7 @@ export async function runSyncPartition({ runId, part }: { runId: string; part: n
     const columns = await connector.describe(imp.definition.table_params);
     const spec: ReadSpec = { ...readSpecFor(imp.definition, columns, run.checkpoint.after), range: p.range, offset: state.offset };
     const afterCommit = async () => {
-      await ctx.progress({ percent: 0, rows_read: state.counts.rowsRead, partition: p.idx + 1, partitions: p.total });
+      await ctx.progress({ percent: state.percent(), rows_read: state.counts.rowsRead, partition: p.idx + 1, partitions: p.total });
       if (ctx.parentProgress) await ctx.parentProgress(await runProgress(ctx, runId));
     };
     const out = await readAndCommit({ run, imp, source, connector, spec, state, record: partitionRecorder(key, attempt, label), afterCommit }, ctx);
@@ -191,7 +191,7 @@ async function completePartition(ctx: JobContext, key: PartitionKey, attempt: nu
   const mirror = imp.definition.sync_mode === 'mirror';
   let result = await ctx.db.transaction(async (trx) => {
     if (!(await finishPartition(trx, key, attempt, 'done', { error: null, now: Date.now() }))) throw new Superseded();
-    await sayOnRun(trx, key.runId, [`${label} done: ${outcomeLine(state.counts, mirror).replace(/^succeeded: /, '')}`]);
+    await sayOnRun(trx, key.runId, [`${label} done: ${outcomeLine(state.counts, mirror, { partition: true }).replace(/^succeeded: /, '')}`]);
     // A mirror deletes what no partition saw before it can succeed: sweepAndFinish, below.
     return mirror ? { succeeded: false, line: '' } : finishIfComplete(trx, key.runId, imp);
   });
@@ -218,7 +218,7 @@ async function finishIfComplete(trx: DbOrTrx, runId: string, imp: WarehouseImpor
     if (m !== undefined && (max === undefined || compareWatermarks(m, max) > 0)) max = m;
   }
   const now = Date.now();
-  const line = outcomeLine(run, imp.definition.sync_mode === 'mirror', parts.length);
+  const line = outcomeLine(run, imp.definition.sync_mode === 'mirror', { partitions: parts.length });
   const watermark = nextWatermark(imp, { maxInsertTime: max, changePoint: run.checkpoint.changePoint });
   const lines = [logLine(now, line), ...(watermark !== undefined ? [logLine(now, `watermark of import ${imp.id} is now ${JSON.stringify(watermark)}`)] : [])];
   const ok = await finishRun(trx, runId, 'SUCCEEDED', { log: appendLog(run.log, lines), error: null, now });

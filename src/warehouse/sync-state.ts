@@ -24,12 +24,17 @@ export function nextWatermark(imp: { definition: { sync_mode: string }; watermar
   return imp.watermark === null || compareWatermarks(max, imp.watermark) > 0 ? max : undefined;
 }
 
-/** The closing line of a run: what it read and what it did with it (a mirror also says what changed). */
-export function outcomeLine(c: Counts, mirror: boolean, partitions?: number): string {
-  const read = `${c.rowsRead} rows read${partitions ? ` in ${partitions} partitions` : ''}`;
+/**
+ * The closing line of a run, or of one partition of it: what it read and what it did with it (a
+ * mirror also says what changed; only a whole run can say the table did not change).
+ */
+export function outcomeLine(c: Counts, mirror: boolean, of: { partitions?: number; partition?: boolean } = {}): string {
+  const read = `${c.rowsRead} rows read${of.partitions ? ` in ${of.partitions} partitions` : ''}`;
   if (!mirror) return `succeeded: ${read}, ${c.numImported} imported, ${c.numDeduplicated} duplicates, ${c.rowsSkipped} rejected`;
-  const line = `succeeded: ${read}, ${c.numImported} inserted, ${c.numUpdated} updated, ${c.numDeleted} deleted, ${c.rowsSkipped} rejected`;
-  return c.numImported + c.numUpdated + c.numDeleted === 0 ? `${line}; the table is unchanged since the last run, so nothing changed` : line;
+  const duplicates = c.numDeduplicated > 0 ? `, ${c.numDeduplicated} duplicates of other sources' events` : '';
+  const line = `succeeded: ${read}, ${c.numImported} inserted, ${c.numUpdated} updated, ${c.numDeleted} deleted${duplicates}, ${c.rowsSkipped} rejected`;
+  const unchanged = !of.partition && c.numImported + c.numUpdated + c.numDeleted === 0;
+  return unchanged ? `${line}; the table is unchanged since the last run, so nothing changed` : line;
 }
 
 export class SyncState {
