@@ -16,17 +16,28 @@ export async function loadMirrorRows(db: DbOrTrx, importId: number, keys: readon
     const rows = await db('mirror_rows')
       .where('import_id', importId)
       .whereIn('key', unique.slice(i, i + CHUNK))
-      .select('key', 'row_hash', 'seen_run');
-    for (const r of rows) out.set(r.key as string, { hash: r.row_hash as string, seenRun: r.seen_run as string });
+      .select('key', 'row_hash', 'seen_run', 'prop_keys');
+    for (const r of rows) {
+      const entry: SnapshotEntry = { hash: r.row_hash as string, seenRun: r.seen_run as string };
+      if (r.prop_keys !== null && r.prop_keys !== undefined) entry.propKeys = JSON.parse(r.prop_keys as string) as string[];
+      out.set(r.key as string, entry);
+    }
   }
   return out;
 }
 
-/** Records that `runId` saw these keys with these hashes (new keys added, others updated). */
-export async function markMirrorRows(db: DbOrTrx, importId: number, rows: readonly { key: string; hash: string }[], runId: string): Promise<void> {
+/** Records that `runId` saw these keys with these hashes, and for profiles the property names the row set (new keys added, others updated). */
+export async function markMirrorRows(
+  db: DbOrTrx,
+  importId: number,
+  rows: readonly { key: string; hash: string; propKeys?: readonly string[] }[],
+  runId: string,
+): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) {
-    const part = rows.slice(i, i + CHUNK).map((r) => ({ import_id: importId, key: r.key, row_hash: r.hash, seen_run: runId }));
-    await db('mirror_rows').insert(part).onConflict(['import_id', 'key']).merge(['row_hash', 'seen_run']);
+    const part = rows
+      .slice(i, i + CHUNK)
+      .map((r) => ({ import_id: importId, key: r.key, row_hash: r.hash, seen_run: runId, prop_keys: r.propKeys ? JSON.stringify(r.propKeys) : null }));
+    await db('mirror_rows').insert(part).onConflict(['import_id', 'key']).merge(['row_hash', 'seen_run', 'prop_keys']);
   }
 }
 

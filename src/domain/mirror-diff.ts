@@ -18,6 +18,8 @@ export interface SnapshotEntry {
   hash: string;
   /** The run that last saw the key in the warehouse. */
   seenRun: string;
+  /** Profiles: the property names the row set (what a later row that lacks them `$unset`s). */
+  propKeys?: string[];
 }
 
 /** Longest key a snapshot holds (the column's size); longer keys are rejected rows. */
@@ -72,4 +74,14 @@ export function claimKeys(keys: readonly string[], changes: readonly MirrorChang
 /** The names of a row's null cells, but for `mapped` columns: what a mirrored profile `$unset`s. */
 export function nullColumns(row: Record<string, unknown>, mapped: ReadonlySet<string>): string[] {
   return Object.keys(row).filter((k) => !mapped.has(k) && (row[k] === null || row[k] === undefined));
+}
+
+/**
+ * What a changed profile row `$unset`s: its null columns, and the properties the previous row set
+ * that this one does not (a key gone from a JSON column, a column dropped from the table).
+ */
+export function unsetNames(nulls: readonly string[], set: Readonly<Record<string, unknown>>, previous: readonly string[] | undefined): string[] {
+  const out = new Set(nulls);
+  for (const k of previous ?? []) if (!Object.prototype.hasOwnProperty.call(set, k)) out.add(k);
+  return [...out];
 }

@@ -15,7 +15,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Row } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
 import { loadMirrorRows, markMirrorRows, removeMirrorRows, unseenMirrorKeys } from '../db/mirror-rows.repo.js';
-import { claimKeys, classifyRows, MIRROR_KEY_MAX, nullColumns, rowHash, snapshotChanges } from '../domain/mirror-diff.js';
+import { claimKeys, classifyRows, MIRROR_KEY_MAX, nullColumns, rowHash, snapshotChanges, unsetNames } from '../domain/mirror-diff.js';
 import { insertIdOfCell, type MapOutcome, type ProfileUpdateOut } from '../domain/warehouse-mapping.js';
 import { idValue } from '../domain/warehouse-values.js';
 import { applyGroupUpdates, applyProfileUpdates } from '../ingest/profiles.ingest.js';
@@ -120,16 +120,15 @@ export async function commitMirrorEventRows(
 export async function commitMirrorProfileBatch(mc: MirrorContext, state: SyncState, writer: MirrorProfileWriter, rows: Row[]): Promise<boolean> {
   const staged = state.stage();
   const first = staged.checkpoint.offset + 1;
-  const mapped: { rowNumber: number; key: string; hash: string; update: ProfileUpdateOut }[] = [];
+  const mapped: { rowNumber: number; key: string; hash: string; update: ProfileUpdateOut; nulls: string[] }[] = [];
   rows.forEach((row, i) => {
     const out = writer.map(row);
     if (!out.ok) return staged.reject(first + i, out.field, out.message);
     const { $time: _time, ...update } = out.value;
     const key = String(writer.kind === 'people' ? update.$distinct_id : update.$group_id);
     if (key.length > MIRROR_KEY_MAX) return staged.reject(first + i, '', `key '${key.slice(0, 40)}…' is longer than ${MIRROR_KEY_MAX} characters`);
-    const unset = nullColumns(row, writer.mapped);
     // The warehouse is the truth: the row's values win whatever its time, and `$last_seen` stays.
-    mapped.push({ rowNumber: first + i, key, hash: rowHash(row), update: { ...update, ...(unset.length > 0 ? { $unset: unset } : {}), $ignore_time: true } as ProfileUpdateOut });
+    mapped.push({ rowNumber: first + i, key, hash: rowHash(row), update: { ...update, $ignore_time: true } as ProfileUpdateOut, nulls: nullColumns(row, writer.mapped) });
   });
   staged.read(rows.length);
 
@@ -142,21 +141,26 @@ export async function commitMirrorProfileBatch(mc: MirrorContext, state: SyncSta
       if (change === 'duplicate') staged.reject(mapped[i]!.rowNumber, '', duplicateMessage(keys[i]!));
       else if (change !== 'same') write.push(i);
     });
+    const updates = write.map((i) => {
+      const m = mapped[i]!;
+      const unset = unsetNames(m.nulls, m.update.$set, known.get(m.key)?.propKeys);
+      return unset.length > 0 ? { ...m.update, $unset: unset } : m.update;
+    });
     const apply = writer.kind === 'people' ? applyProfileUpdates : applyGroupUpdates;
-    const res = await apply(trx, mc.projectId, write.map((i) => mapped[i]!.update), { now });
+    const res = await apply(trx, mc.projectId, updates, { now });
     const refused = new Set(res.rejected.map((r) => write[r.index]!));
     for (const r of res.rejected) staged.reject(mapped[write[r.index]!]!.rowNumber, '', r.message);
-    const seen: { key: string; hash: string }[] = [];
+    const seen: { key: string; hash: string; propKeys?: string[] }[] = [];
     changes.forEach((change, i) => {
       if (change === 'duplicate') return;
       const key = keys[i]!;
+      const old = known.get(key);
       if (refused.has(i)) {
         // Not applied: keep the old entry (seen, so not swept) and try again next run; a new key stays unknown.
-        const old = known.get(key);
-        if (old) seen.push({ key, hash: old.hash });
+        if (old) seen.push({ key, hash: old.hash, propKeys: old.propKeys });
         return;
       }
-      seen.push({ key, hash: mapped[i]!.hash });
+      seen.push({ key, hash: mapped[i]!.hash, propKeys: Object.keys(mapped[i]!.update.$set) });
       if (change === 'insert') staged.counts.numImported += 1;
       else if (change === 'update') staged.counts.numUpdated += 1;
     });

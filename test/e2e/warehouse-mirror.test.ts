@@ -398,6 +398,58 @@ describe.each([
   });
 });
 
+describe('mirror profiles: what a row stops setting', () => {
+  const h = harness('sqlite', sqliteSourceFixture);
+
+  it('a key gone from the JSON column and a dropped column are unset; properties other sources set stay', async () => {
+    await h.src.createTable({
+      name: 'traits_people',
+      columns: [
+        { name: 'id', type: 'text', notNull: true },
+        { name: 'updated', type: 'integer', notNull: true },
+        { name: 'traits', type: 'text' },
+        { name: 'legacy', type: 'text' },
+      ],
+    });
+    await h.src.insertRows('traits_people', [{ id: 'p1', updated: T0, traits: '{"a":1,"b":2}', legacy: 'L' }]);
+    const { importId } = await createSourceAndImport(h.api, h.src.sourceBody('traits'), {
+      import_type: 'people',
+      table_params: { table: 'traits_people' },
+      sync_mode: 'mirror',
+      schedule: 'api_only',
+      user_column_name: 'id',
+      time_column_name: 'updated',
+      json_properties_column_name: 'traits',
+    });
+    const props = async () => {
+      const [p] = await profilesAt(h.t.db, { projectId: h.api.projectId }, 0, 10);
+      const { $last_seen: _seen, ...rest } = p!.properties;
+      return rest;
+    };
+    expect(changes(await syncOnce(h.api, importId))).toEqual([1, 0, 0]);
+    const posted = await fetch(`${h.app.url}/engage`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([{ $token: h.p.token, $distinct_id: 'p1', $set: { crm: 'x' } }]),
+    });
+    expect(posted.status).toBe(200);
+    expect(await props()).toEqual({ a: 1, b: 2, legacy: 'L', crm: 'x' });
+
+    await h.src.exec(`UPDATE traits_people SET traits = '{"a":1}'`);
+    expect(changes(await syncOnce(h.api, importId))).toEqual([0, 1, 0]);
+    expect(await props()).toEqual({ a: 1, legacy: 'L', crm: 'x' });
+
+    await h.src.exec(`ALTER TABLE traits_people DROP COLUMN legacy`);
+    expect(changes(await syncOnce(h.api, importId))).toEqual([0, 1, 0]);
+    expect(await props()).toEqual({ a: 1, crm: 'x' });
+
+    await h.src.exec(`UPDATE traits_people SET traits = NULL`);
+    expect(changes(await syncOnce(h.api, importId))).toEqual([0, 1, 0]);
+    expect(await props()).toEqual({ crm: 'x' });
+    expect(changes(await syncOnce(h.api, importId))).toEqual([0, 0, 0]);
+  });
+});
+
 describe('mirror imports: bad input', () => {
   const h = harness('sqlite', sqliteSourceFixture);
   const base = (extra: Record<string, unknown>) => ({ table_params: { table: 'bad_input' }, schedule: 'api_only', sync_mode: 'mirror', ...extra });

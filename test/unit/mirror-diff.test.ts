@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { claimKeys, classifyRows, nullColumns, rowHash, type SnapshotEntry } from '../../src/domain/mirror-diff.js';
+import { claimKeys, classifyRows, nullColumns, rowHash, unsetNames, type SnapshotEntry } from '../../src/domain/mirror-diff.js';
 
 describe('mirror change detection', () => {
   it('hashes content, not column order or driver types; any changed cell changes the hash', () => {
@@ -31,6 +31,11 @@ describe('mirror change detection', () => {
     const changes = ['insert', 'insert', 'update', 'update', 'same', 'insert'] as const;
     expect(claimKeys(['a', 'a', 'b', 'b', 'b', 'c'], changes, new Set([0, 2]))).toEqual(['insert', 'insert', 'update', 'update', 'duplicate', 'insert']);
     expect(claimKeys(['a', 'a', 'b', 'b', 'b', 'c'], changes, new Set())).toEqual(['insert', 'duplicate', 'update', 'duplicate', 'duplicate', 'insert']);
+  });
+
+  it('unsets a changed profile row\'s null columns and what the previous row set that it does not', () => {
+    expect(unsetNames(['tier'], { a: 1 }, ['a', 'b', 'tier', 'legacy'])).toEqual(['tier', 'b', 'legacy']);
+    expect(unsetNames([], { a: 1 }, undefined)).toEqual([]);
   });
 
   it('names the null cells of a row but for the mapped columns', () => {

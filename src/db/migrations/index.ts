@@ -13,6 +13,7 @@ import * as m011 from './011-identity-links-user-index.js';
 import * as m012 from './012-experiments-listing-order.js';
 import * as m013 from './013-run-workers.js';
 import * as m014 from './014-events-distinct-id-text.js';
+import * as m015 from './015-mirror-row-properties.js';
 
 /**
  * Every migration, by name. Names sort in apply order; append new ones with the next number.
@@ -32,4 +33,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '012-experiments-listing-order': m012,
   '013-run-workers': m013,
   '014-events-distinct-id-text': m014,
+  '015-mirror-row-properties': m015,
 };
