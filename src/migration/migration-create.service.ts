@@ -11,6 +11,7 @@
  * same post starts a new run; it re-reads the source and stores nothing already stored (events
  * dedupe on their keys, profile `$set`s are latest-wins), so it only fills gaps.
  */
+import { enqueueWithin } from '../queue/enqueue-deadline.js';
 import { migrationLabel } from '../queue/job-labels.js';
 import crypto from 'node:crypto';
 import type { Config } from '../../config/index.js';
@@ -115,7 +116,7 @@ export async function createMigration(
   // failure) would be what the 202 describes.
   const created = (await findMigration(deps.db, id))!;
   try {
-    await enqueueCountJobs(deps.queues, project.id, id, days);
+    await enqueueWithin(enqueueCountJobs(deps.queues, project.id, id, days));
   } catch (err) {
     // The run is in SQL; the reconciler enqueues what Redis did not get.
     deps.log.warn({ migrationId: id, err: errorMessage(err) }, 'migration enqueue failed; the reconciler will retry');

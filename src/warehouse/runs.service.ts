@@ -3,6 +3,7 @@
  * first, then its job is enqueued with the payload `{runId}` and a job id derived from the run:
  * enqueueing twice is a no-op, and if Redis is down the reconciler enqueues the run later.
  */
+import { enqueueWithin } from '../queue/enqueue-deadline.js';
 import crypto from 'node:crypto';
 import {
   findActiveRun,
@@ -37,28 +38,17 @@ export interface TriggerOutcome {
   skipped?: string;
 }
 
-const ENQUEUE_TIMEOUT_MS = 5000;
-
 /**
  * Enqueues a run's job; never throws. With Redis unreachable the run stays QUEUED in SQL and the
  * reconciler enqueues it once Redis is back, so a trigger still succeeds.
  */
 export async function enqueueRun(deps: Pick<TriggerDeps, 'queues' | 'log'>, run: Pick<SyncRun, 'id' | 'jobId' | 'projectId' | 'importId'>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      deps.queues.enqueue('warehouse-sync', { runId: run.id }, { jobId: run.jobId, label: syncRunLabel(run) }),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`enqueue timed out after ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
-        timer.unref();
-      }),
-    ]);
+    await enqueueWithin(deps.queues.enqueue('warehouse-sync', { runId: run.id }, { jobId: run.jobId, label: syncRunLabel(run) }));
     return true;
   } catch (err) {
     deps.log.warn({ err, runId: run.id }, 'warehouse sync: enqueue failed; the reconciler will enqueue the run');
     return false;
-  } finally {
-    clearTimeout(timer);
   }
 }
 

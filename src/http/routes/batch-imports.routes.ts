@@ -9,6 +9,7 @@
  * the run row is created, and only THEN the job is enqueued (SQL first: if Redis is down the
  * reconciler enqueues it later). Owner/admin only.
  */
+import { enqueueWithin } from '../../queue/enqueue-deadline.js';
 import { batchImportLabel } from '../../queue/job-labels.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -130,7 +131,7 @@ export function mountBatchImports(app: Express, deps: AppDeps): void {
       now: Date.now(),
     });
     try {
-      await deps.queues.enqueue('batch-import', { importId: id }, { jobId, label: batchImportLabel(access.project.id, id) });
+      await enqueueWithin(deps.queues.enqueue('batch-import', { importId: id }, { jobId, label: batchImportLabel(access.project.id, id) }));
     } catch (err) {
       // The run is in SQL; the reconciler enqueues it once Redis answers again.
       deps.log.warn({ reqId: res.locals.reqId, importId: id, err: errorMessage(err) }, 'batch import not enqueued yet');
