@@ -138,3 +138,16 @@ export async function allPartitionsDone(db: DbOrTrx, kind: RunKind, runId: strin
   const left = await db('run_partitions').where({ kind, run_id: runId }).whereNot('status', 'done').first('idx');
   return left === undefined;
 }
+
+/**
+ * Forgets the partitions of the sync runs of an import, or of every import of a source: the
+ * runs go with their import by cascade, and partitions (shared by every run kind) have no
+ * foreign key to follow.
+ */
+export async function dropSyncPartitions(db: DbOrTrx, of: { importId: number } | { sourceId: number }): Promise<void> {
+  const imports = 'importId' in of ? [of.importId] : db('warehouse_imports').where({ source_id: of.sourceId }).select('id');
+  await db('run_partitions')
+    .where({ kind: 'sync' })
+    .whereIn('run_id', db('sync_runs').whereIn('import_id', imports).select('id'))
+    .delete();
+}

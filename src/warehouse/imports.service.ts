@@ -2,7 +2,7 @@
  * Warehouse imports: Mixpanel's field names in and out, validated by zod and then against the
  * source's real schema (missing table, unknown columns, a nullable time column with full_sync).
  */
-import { partitionSummaries, type PartitionSummary } from '../db/run-partitions.repo.js';
+import { dropSyncPartitions, partitionSummaries, type PartitionSummary } from '../db/run-partitions.repo.js';
 import { runWorkersOf } from '../db/run-workers.repo.js';
 import { z } from 'zod';
 import { findProjectById } from '../db/accounts.repo.js';
@@ -134,6 +134,7 @@ export async function removeImport(db: Db, projectId: number, id: number): Promi
     if (!(await findImport(trx, id, projectId))) throw new NotFoundError(`warehouse import ${id} not found in project ${projectId}`);
     await cancelActiveRuns(trx, id, 'import deleted', Date.now());
     await dropMirrorRows(trx, id);
+    await dropSyncPartitions(trx, { importId: id });
     await deleteImport(trx, id);
   });
 }

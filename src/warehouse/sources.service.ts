@@ -8,6 +8,7 @@ import { connectorDefinition, createConnector, supportedTypes } from '../../conn
 import { WarehouseError, type WarehouseConnector } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
 import { dropSourceMirrorRows } from '../db/mirror-rows.repo.js';
+import { dropSyncPartitions } from '../db/run-partitions.repo.js';
 import { deleteSource, findSource, insertSource, listSources, type WarehouseSource } from '../db/warehouse.repo.js';
 import { rowIdOf } from '../domain/row-id.js';
 import { zodProblems } from '../domain/warehouse-import.js';
@@ -124,6 +125,7 @@ export async function removeSource(db: Db, projectId: number, id: number): Promi
   await getSource(db, projectId, id);
   await db.transaction(async (trx) => {
     await dropSourceMirrorRows(trx, id);
+    await dropSyncPartitions(trx, { sourceId: id });
     await deleteSource(trx, id);
   });
 }

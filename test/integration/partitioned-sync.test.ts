@@ -104,13 +104,17 @@ describe.each(cases)('partitioned sync from a %s source on %s', (type, redisKind
     expect(parent!.progress).toMatchObject({ progress: 100, partitions_done: parts.length, partitions_total: parts.length });
     const child = await q.getJob(`warehouse-sync-${run_id}-part-1`);
     expect(child!.name).toMatch(new RegExp(`^warehouse-sync-part · project ${p.id} .*· import ${importId} · partition 2 of ${parts.length}$`));
+
+    // Deleting the import takes its runs' partitions with the runs (partitions have no foreign key).
+    expect((await call(api, 'DELETE', `/imports/${importId}`)).status).toBe(200);
+    expect(await listPartitions(t.db, 'sync', run_id)).toEqual([]);
   }, 90_000);
 
   it('a partition that fails for good fails the run with its error, leaves the watermark; a re-run converges', async () => {
     const p = await seedProject(t.db);
     const api: Api = { url: app.url, basic: p.basic, projectId: p.id };
     await src.insertRows('bad', [{ id: 700 }]);
-    const { importId } = await createSourceAndImport(api, src.sourceBody(), {
+    const { sourceId, importId } = await createSourceAndImport(api, src.sourceBody(), {
       import_type: 'events',
       table_params: {
         query: `SELECT ${['id', 'ev', 'ts', 'who'].map((c) => ident(type, c)).join(', ')}, CASE WHEN ${ident(type, 'id')} IN (SELECT ${ident(type, 'id')} FROM ${src.tableRef('bad')}) THEN ${failing[type as keyof typeof failing]} ELSE '' END AS ${ident(type, 'note')} FROM ${src.tableRef('clicks')}`,
@@ -141,5 +145,10 @@ describe.each(cases)('partitioned sync from a %s source on %s', (type, redisKind
     expect((await call(api, 'GET', `/imports/${importId}`)).body.results.watermark).toMatch(/^2024-06-01[ T]00:16:39/);
     expect((await findRun(t.db, second.run_id))!.status).toBe('SUCCEEDED');
     expect((await history(api, importId))[0].partitions.total).toBeGreaterThanOrEqual(6);
+
+    // Deleting the source takes its imports' runs' partitions too.
+    expect((await call(api, 'DELETE', `/${sourceId}`)).status).toBe(200);
+    expect(await listPartitions(t.db, 'sync', first.run_id)).toEqual([]);
+    expect(await listPartitions(t.db, 'sync', second.run_id)).toEqual([]);
   }, 120_000);
 });
