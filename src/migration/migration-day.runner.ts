@@ -5,7 +5,7 @@
  * (deterministic job ids make a race between the last two days harmless).
  */
 import { migrationLabel } from '../queue/job-labels.js';
-import { dayStatusCounts, findMigration, markFailed, markRunning, appendLog, setDayWorker, type MigrationRow } from '../db/migration-runs.repo.js';
+import { dayStatusCounts, findMigration, markFailed, markRunning, appendLog, setDayWorker, updateDay, type MigrationRow } from '../db/migration-runs.repo.js';
 import { dropStagedUsers } from '../db/migration-user-props.repo.js';
 import { errorMessage } from '../lib/errors.js';
 import { removeMigrationFiles } from './archive-files.js';
@@ -63,6 +63,8 @@ export async function runMigrationDay(
     else if (m.phase === 'load' && (await loadDay(ctx, m, payload.day)) === 'stopped') return { outcome: 'stopped: migration failed' };
   } catch (err) {
     if (!ctx.signal.aborted && (await endsRun(err, options.finalAttempt, ctx))) {
+      // The day says where the run failed, beside the run's own error.
+      await updateDay(ctx.db, m.id, payload.day, { error: errorMessage(err), now: Date.now() });
       await failMigration(ctx, m, `${payload.day}: ${errorMessage(err)}`);
     } else {
       ctx.log.warn({ migrationId: m.id, day: payload.day, attempt: ctx.attempt, err: errorMessage(err) }, 'migration day failed; will retry');

@@ -191,6 +191,10 @@ describe.each(dbKinds())('migration run on %s', (kind) => {
     const s = await status(p, created.body.results.migration_id);
     expect(s.status).toBe('failed');
     expect(s.error).toMatch(/^2024-04-0[12]: Amplitude rejected the API key and secret \(HTTP 401/);
+    // The day that failed says so too (it used to show its status with no error).
+    const failedDay = (s.days as { day: string; error: string | null }[]).find((d) => d.error !== null);
+    expect(failedDay?.error).toMatch(/^Amplitude rejected the API key and secret \(HTTP 401/);
+    expect(s.error.startsWith(`${failedDay!.day}: `)).toBe(true);
     expect(JSON.stringify(s)).not.toContain('not-the-secret');
     expect(await countEvents(t.db, p.id)).toBe(0);
   });
