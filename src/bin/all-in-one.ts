@@ -4,6 +4,7 @@
  */
 import { loadConfig } from '../../config/index.js';
 import { installSignalHandlers } from '../lib/lifecycle.js';
+import { redactUrl } from '../lib/redact-url.js';
 import { createProcessContext, runMain } from './context.js';
 import { release, releaseEventStore } from './release.js';
 import { startWeb } from './web.js';
@@ -23,6 +24,6 @@ runMain(async () => {
   if (wanted.has('scheduler')) await startScheduler(ctx);
   if (wanted.has('web')) {
     const { port, protocol } = await startWeb(ctx);
-    process.stdout.write(`analytics service ready on ${protocol}://localhost:${port} (database ${config.DATABASE_URL})\n`);
+    process.stdout.write(`analytics service ready on ${protocol}://localhost:${port} (database ${redactUrl(config.DATABASE_URL)})\n`);
   }
 });

@@ -10,6 +10,7 @@
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Config } from '../../config/index.js';
+import { redactUrl } from '../lib/redact-url.js';
 import { withTimeout } from '../lib/with-timeout.js';
 
 export type RedisClient = Redis | Cluster;
@@ -20,11 +21,6 @@ export type RedisSettings = Pick<Config, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | '
 export function bullPrefix(prefix: string, cluster: boolean): string {
   if (!cluster || /\{[^{}]+\}/.test(prefix)) return prefix;
   return `{${prefix}}`;
-}
-
-/** REDIS_URL without its password, for messages and logs. */
-function redactUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
 }
 
 export class RedisConnections {

@@ -12,6 +12,7 @@ import { withDatabase } from '../../src/store/clickhouse/clickhouse-url.js';
 import { basicAuth, seedProject } from '../helpers/accounts.js';
 import { spawnBin, type Spawned } from '../helpers/spawn.js';
 import { TEST_REDIS_URL } from '../helpers/app.js';
+import { createTestDb } from '../helpers/db.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quick-start-'));
 const running: Spawned[] = [];
@@ -51,6 +52,33 @@ describe('all-in-one start', () => {
     const lines = proc.output().trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/Redis is not reachable at REDIS_URL=redis:\/\/127\.0\.0\.1:1.*redis-server/);
+  });
+});
+
+// Conditional: needs PostgreSQL; .ci/run starts one and sets TEST_DATABASE_URL.
+describe.runIf(process.env.TEST_DATABASE_URL)('all-in-one start on PostgreSQL', () => {
+  it('never prints the database password (the ready line names the database without it)', async () => {
+    const t = await createTestDb('postgres');
+    try {
+      // The test server trusts local connections, so any password works: it only has to stay unprinted.
+      const url = new URL(t.url);
+      url.password = 'hunter2-not-for-logs';
+      const proc = spawnBin('all-in-one', {
+        NODE_ENV: 'development',
+        PORT: '0',
+        DATABASE_URL: url.toString(),
+        REDIS_URL: TEST_REDIS_URL,
+        QUEUE_PREFIX: `qs-pg-${process.pid}`,
+        LOG_LEVEL: 'info',
+      });
+      running.push(proc);
+      const [line] = await proc.waitFor(/ready on .*\n/, 60_000);
+      expect(line).toMatch(/\(database postgres:\/\/\*\*\*@127\.0\.0\.1/);
+      expect(await proc.kill('SIGTERM')).toBe(0);
+      expect(proc.output()).not.toContain('hunter2');
+    } finally {
+      await t.destroy();
+    }
   });
 });
 
