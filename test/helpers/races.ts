@@ -67,3 +67,35 @@ export function beforeNextQuery(db: Db, sql: RegExp, action: () => PromiseLike<u
     },
   };
 }
+
+/**
+ * `operation` with `change` committed in its middle: on PostgreSQL the change is held open until
+ * the operation waits on it; on SQLite it runs right after the operation's first query matching
+ * `sqliteAfter`.
+ */
+export async function committedDuring<T>(
+  kind: string,
+  db: Db,
+  change: (db: Db) => PromiseLike<unknown>,
+  sqliteAfter: RegExp,
+  operation: () => Promise<T>,
+): Promise<T> {
+  if (kind === 'postgres') {
+    const held = await holdOpen(db, change);
+    try {
+      const pending = operation();
+      await held.waitedOn();
+      await held.commit();
+      return await pending;
+    } catch (err) {
+      await held.rollback().catch(() => undefined);
+      throw err;
+    }
+  }
+  const queued = beforeNextQuery(db, sqliteAfter, () => change(db));
+  try {
+    return await operation();
+  } finally {
+    await queued.settled();
+  }
+}

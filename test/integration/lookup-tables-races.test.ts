@@ -9,7 +9,7 @@ import { deleteLookupTable, listLookupRows, replaceLookupRows } from '../../src/
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
-import { beforeNextQuery, holdOpen } from '../helpers/races.js';
+import { committedDuring } from '../helpers/races.js';
 
 describe.each(dbKinds())('lookup table races on %s', (kind) => {
   let t: TestDb;
@@ -45,27 +45,9 @@ describe.each(dbKinds())('lookup table races on %s', (kind) => {
   // A savepoint when `db` is the held transaction: the app route's own delete.
   const remove = (db: TestDb['db'], id: number) => db.transaction((trx) => deleteLookupTable(trx, id));
 
-  /** As in warehouse-trigger-races.test.ts: `change` committed in the middle of `operation`. */
-  async function racing<T>(change: (db: TestDb['db']) => PromiseLike<unknown>, sqliteAfter: RegExp, operation: () => Promise<T>): Promise<T> {
-    if (kind === 'postgres') {
-      const held = await holdOpen(t.db, change);
-      try {
-        const pending = operation();
-        await held.waitedOn();
-        await held.commit();
-        return await pending;
-      } catch (err) {
-        await held.rollback().catch(() => undefined);
-        throw err;
-      }
-    }
-    const queued = beforeNextQuery(t.db, sqliteAfter, () => change(t.db));
-    try {
-      return await operation();
-    } finally {
-      await queued.settled();
-    }
-  }
+  /** `change` committed in the middle of `operation` (helpers/races.ts). */
+  const racing = <T>(change: (db: TestDb['db']) => PromiseLike<unknown>, sqliteAfter: RegExp, operation: () => Promise<T>) =>
+    committedDuring(kind, t.db, change, sqliteAfter, operation);
   const selectTable = /^select .* from [`"]lookup_tables[`"]/;
 
   it('an upload racing the DELETE of its table is a 404, and no row is left behind', async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedProject, type SeededProject } from '../helpers/accounts.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
-import { beforeNextQuery, holdOpen } from '../helpers/races.js';
+import { committedDuring } from '../helpers/races.js';
 import { sqliteSourceFixture, type WarehouseSourceHandle } from '../helpers/warehouse-sources.js';
 import { call, type Api, type ApiResponse } from '../helpers/warehouse.js';
 
@@ -63,31 +63,9 @@ describe.each(dbKinds())('warehouse trigger races on %s', (kind) => {
   const runsOf = async (importId: number) => t.db('sync_runs').where({ import_id: importId }).orderBy('created_at').select('id', 'status');
   const succeed = (db: TestDb['db'], runId: string) => db('sync_runs').where({ id: runId }).update({ status: 'SUCCEEDED', finished_at: Date.now() });
 
-  /**
-   * `operation` with `change` committed in its middle: on PostgreSQL the change is held open
-   * until the operation waits on it; on SQLite it runs right after the operation's first query
-   * matching `sqliteAfter`.
-   */
-  async function racing<T>(change: (db: TestDb['db']) => PromiseLike<unknown>, sqliteAfter: RegExp, operation: () => Promise<T>): Promise<T> {
-    if (kind === 'postgres') {
-      const held = await holdOpen(t.db, change);
-      try {
-        const pending = operation();
-        await held.waitedOn();
-        await held.commit();
-        return await pending;
-      } catch (err) {
-        await held.rollback().catch(() => undefined);
-        throw err;
-      }
-    }
-    const queued = beforeNextQuery(t.db, sqliteAfter, () => change(t.db));
-    try {
-      return await operation();
-    } finally {
-      await queued.settled();
-    }
-  }
+  /** `change` committed in the middle of `operation` (helpers/races.ts). */
+  const racing = <T>(change: (db: TestDb['db']) => PromiseLike<unknown>, sqliteAfter: RegExp, operation: () => Promise<T>) =>
+    committedDuring(kind, t.db, change, sqliteAfter, operation);
   const selectFrom = (table: string) => new RegExp(`^select .* from [\`"]${table}[\`"]`);
 
   const expectNotFound = (res: ApiResponse, importId: number) => {
