@@ -5,21 +5,50 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
 import type { Config } from '../../config/index.js';
+import { errorMessage } from '../lib/errors.js';
 import { answerClientError, MAX_HEADER_BYTES } from './client-error.js';
+
+/** A file a variable names, or an error naming the variable (the bare ENOENT named neither). */
+function readNamed(variable: string, file: string): Buffer {
+  try {
+    return fs.readFileSync(file);
+  } catch (err) {
+    throw new Error(`${variable}: cannot read ${file}: ${errorMessage(err)}`, { cause: err });
+  }
+}
 
 export async function listen(
   handler: RequestListener,
   config: Pick<Config, 'PORT' | 'HOST' | 'TLS_CERT_FILE' | 'TLS_KEY_FILE'>,
 ): Promise<{ server: http.Server; port: number; protocol: 'http' | 'https'; close: () => Promise<void> }> {
+  // Config refuses one without the other; both or neither reach here.
   const tls = config.TLS_CERT_FILE && config.TLS_KEY_FILE;
   const options = { maxHeaderSize: MAX_HEADER_BYTES };
+
+  // Shutdown: server.close() stops accepting and closes idle keep-alive sockets once; a socket
+  // whose request was in flight would stay open (its response said keep-alive) and hold the
+  // process to the shutdown deadline. So such responses say `Connection: close`, or, when their
+  // headers were already sent, their socket is closed as soon as it goes idle.
+  let closing = false;
+  const inFlight = new Set<http.ServerResponse>();
+  const tracked: RequestListener = (req, res) => {
+    if (closing) res.setHeader('Connection', 'close');
+    else {
+      inFlight.add(res);
+      res.once('close', () => inFlight.delete(res));
+    }
+    handler(req, res);
+  };
+
   const server = tls
-    ? https.createServer({ ...options, cert: fs.readFileSync(config.TLS_CERT_FILE!), key: fs.readFileSync(config.TLS_KEY_FILE!) }, handler)
-    : http.createServer(options, handler);
+    ? https.createServer({ ...options, cert: readNamed('TLS_CERT_FILE', config.TLS_CERT_FILE!), key: readNamed('TLS_KEY_FILE', config.TLS_KEY_FILE!) }, tracked)
+    : http.createServer(options, tracked);
   server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new Error(`PORT ${config.PORT} on HOST ${config.HOST}: ${err.code === 'EADDRINUSE' ? 'already in use' : errorMessage(err)}`)),
+    );
     server.listen(config.PORT, config.HOST, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
@@ -29,8 +58,14 @@ export async function listen(
     protocol: tls ? 'https' : 'http',
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         server.close(() => resolve());
-        server.closeIdleConnections?.();
+        for (const res of inFlight) {
+          if (!res.headersSent) res.setHeader('Connection', 'close');
+          // Runs after Node's own finish handling has detached the socket, so it now counts as idle.
+          else res.once('finish', () => server.closeIdleConnections());
+        }
+        server.closeIdleConnections();
       }),
   };
 }
