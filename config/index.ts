@@ -14,7 +14,87 @@ function allowedHostsProblem(text: string): string | undefined {
   }
 }
 
-const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
+/** Node turns a timer longer than this into 1 ms (TimeoutOverflowWarning), so no delay may exceed it. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A whole number written in decimal digits (surrounding blanks allowed). z.coerce.number() took
+ * ' ' as 0 and '0x1F90' as 8080; anything else stays a string here, which z.number() refuses.
+ */
+const decimal = (v: unknown) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v);
+/** Like `decimal`, with a fraction allowed (`0.5` seconds). */
+const decimalFraction = (v: unknown) => (typeof v === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v);
+const NOT_DECIMAL = { error: 'expected a whole number in decimal digits' } as const;
+
+/** An integer variable within [min, max] (default: 0 and no upper bound beyond a safe integer). */
+function wholeNumber(min = 0, max = Number.MAX_SAFE_INTEGER, why = '') {
+  return z.preprocess(
+    decimal,
+    z
+      .number(NOT_DECIMAL)
+      .int(NOT_DECIMAL)
+      .min(min, `must be at least ${min}`)
+      .max(max, `must be at most ${max}${why}`),
+  );
+}
+
+const int = (def: number) => wholeNumber().default(def);
+/** A TCP port; 0 = let the OS pick (PORT) or off (WORKER_METRICS_PORT). */
+const port = (def: number) => wholeNumber(0, 65535).default(def);
+/** Milliseconds that end up in a Node timer (setTimeout, BullMQ locks and delays). */
+const ms = (def: number, min = 0) => wholeNumber(min, MAX_TIMER_MS, ' (2^31-1 ms, the longest Node timer)').default(def);
+/** Seconds that end up in a Node timer as seconds × 1000. */
+const timerSeconds = (def: number) =>
+  z.preprocess(decimalFraction, z.number(NOT_DECIMAL).positive().max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} (2^31-1 ms, the longest Node timer)`)).default(def);
+
+/** The processes `npm start` can run in one process (src/bin/all-in-one.ts). */
+export const START_PROCESS_NAMES = ['release', 'web', 'worker', 'scheduler'] as const;
+export type StartProcess = (typeof START_PROCESS_NAMES)[number];
+
+const startProcesses = z
+  .string()
+  .default(START_PROCESS_NAMES.join(','))
+  .transform((raw, ctx) => {
+    const names = raw.split(',').map((p) => p.trim()).filter(Boolean);
+    const unknown = names.filter((n) => !(START_PROCESS_NAMES as readonly string[]).includes(n));
+    if (unknown.length > 0 || names.length === 0) {
+      ctx.addIssue({ code: 'custom', message: `${unknown.length > 0 ? `unknown ${unknown.map((n) => `'${n}'`).join(', ')}` : 'empty'}: a comma-separated subset of ${START_PROCESS_NAMES.join(', ')}` });
+      return z.NEVER;
+    }
+    return [...new Set(names)] as StartProcess[];
+  });
+
+/**
+ * A SQLite file path (optionally `sqlite:` / `sqlite://` prefixed) or `postgres://` /
+ * `postgresql://`; the scheme in any case, lower-cased here because src/db matches it exactly.
+ * Any other `scheme://` is refused: it used to become a SQLite file of that name.
+ */
+const databaseUrl = z
+  .string()
+  .default('./data/analytics.sqlite')
+  .transform((raw, ctx) => {
+    const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(raw)?.[1];
+    const lower = scheme?.toLowerCase();
+    if (lower === 'postgres' || lower === 'postgresql' || lower === 'sqlite') return `${lower}${raw.slice(scheme!.length)}`;
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(raw)) {
+      ctx.addIssue({ code: 'custom', message: `unsupported scheme '${scheme}://': use postgres:// (or postgresql://) for PostgreSQL, or a SQLite file path (optionally sqlite:)` });
+      return z.NEVER;
+    }
+    return raw;
+  });
+
+/** An IANA time zone (`UTC`, `Europe/Berlin`): an unknown one made every schedule fail silently. */
+const timeZone = z
+  .string()
+  .default('UTC')
+  .refine((tz) => {
+    try {
+      new Intl.DateTimeFormat(undefined, { timeZone: tz });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not a time zone Intl knows (an IANA name such as UTC or Europe/Berlin)');
 
 /** Also what createDb uses when a caller passes only DATABASE_URL (tools, benches). */
 export const SQLITE_CACHE_MB_DEFAULT = 64;
@@ -44,10 +124,10 @@ export const configSchema = z.object({
    * SECRETS_KEY and opens the operator dashboard without credentials, and says so at start.
    */
   NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PORT: port(8080),
   HOST: z.string().default('0.0.0.0'),
-  /** `postgres://…` for PostgreSQL; otherwise a SQLite file path (optionally `sqlite:` prefixed). */
-  DATABASE_URL: z.string().default('./data/analytics.sqlite'),
+  /** `postgres://…` / `postgresql://…` for PostgreSQL; otherwise a SQLite file path (optionally `sqlite:` prefixed). */
+  DATABASE_URL: databaseUrl,
   /**
    * SQLite's page cache per connection, in MB (SQLite's own default is 2). Events with random
    * insert ids (UUIDs, as SDKs send) touch pages all over the dedupe index; 64 MB inserted 1M
@@ -121,35 +201,36 @@ export const configSchema = z.object({
    * Worker threads that inflate, parse and validate /import bodies off the writer's thread; 0 =
    * inline. Unset: 1, or 2 when events live in ClickHouse (importWorkerCount; docs/ingestion.md).
    */
-  INGEST_WORKERS: z.coerce.number().int().nonnegative().optional(),
+  INGEST_WORKERS: wholeNumber().optional(),
   /** /import bodies (as sent, compressed or not) smaller than this are prepared inline: a hop costs more. */
   INGEST_WORKER_MIN_BYTES: int(16 * 1024),
 
-  WORKER_CONCURRENCY: int(2),
+  /** At least 1: a worker with 0 ran 1 anyway (BullMQ's minimum). */
+  WORKER_CONCURRENCY: wholeNumber(1).default(2),
   /**
    * A queue's worker that has nothing running and starts nothing for this long while jobs wait
    * in its queue is replaced by a new one (its fetch loop wedged, as BullMQ's can after a Redis
    * outage); 0 = never. Checked every sixth of it.
    */
-  WORKER_FETCH_WATCHDOG_MS: int(30000),
+  WORKER_FETCH_WATCHDOG_MS: ms(30000),
   /** Seconds between reconciler passes (re-enqueue runs SQL has but Redis lost). */
-  RECONCILE_INTERVAL_SEC: int(30),
-  SHUTDOWN_TIMEOUT_MS: int(25000),
+  RECONCILE_INTERVAL_SEC: wholeNumber(0, Math.floor(MAX_TIMER_MS / 1000), ' (2^31-1 ms, the longest Node timer)').default(30),
+  SHUTDOWN_TIMEOUT_MS: ms(25000),
   UPLOAD_DIR: z.string().default('./data/uploads'),
   BATCH_IMPORT_MAX_BYTES: int(2 * 1024 * 1024 * 1024),
   /** Longest single record of a batch-import file (line, array element, CSV row), in bytes; 413 naming the record beyond. */
-  BATCH_IMPORT_MAX_RECORD_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
+  BATCH_IMPORT_MAX_RECORD_BYTES: wholeNumber(1).default(10 * 1024 * 1024),
   /** Job lock time-to-live; a worker killed with -9 has its job picked up again about this long after. */
-  JOB_LOCK_MS: z.coerce.number().int().min(1000).default(30000),
+  JOB_LOCK_MS: ms(30000, 1000),
   /** How often a job may lose its worker (kill -9, OOM) before BullMQ fails it; the reconciler re-enqueues it anyway. */
   JOB_MAX_STALLED_COUNT: int(3),
   /**
    * A job that meets an outage of our own stores (database, event store) waits it out without
    * using an attempt: first after this long, doubling up to 12× (src/store/store-outage.ts).
    */
-  JOB_OUTAGE_RETRY_MS: z.coerce.number().int().min(10).default(5000),
+  JOB_OUTAGE_RETRY_MS: wholeNumber(10, Math.floor(MAX_TIMER_MS / 12), ' (it grows to 12× that, and 2^31-1 ms is the longest Node timer)').default(5000),
   /** Worker process: serve /metrics (jobs_total, …) on this port; 0 = off (all-in-one serves them from web). */
-  WORKER_METRICS_PORT: int(0),
+  WORKER_METRICS_PORT: port(0),
 
   /**
    * Snowflake sources reach `https://<account>.snowflakecomputing.com` (private link: an account
@@ -160,7 +241,7 @@ export const configSchema = z.object({
    */
   SNOWFLAKE_ALLOWED_ACCESS_URLS: z.string().default(''),
   /** Give up on a Snowflake login (network or host trouble) after this long. */
-  SNOWFLAKE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30000),
+  SNOWFLAKE_CONNECT_TIMEOUT_MS: ms(30000, 1000),
 
   AMPLITUDE_US_URL: z.string().default('https://amplitude.com'),
   AMPLITUDE_EU_URL: z.string().default('https://analytics.eu.amplitude.com'),
@@ -179,7 +260,7 @@ export const configSchema = z.object({
   /** Retries of one Amplitude export request on 429/5xx/network errors before the job itself retries. */
   MIGRATION_HTTP_RETRIES: int(6),
   /** First backoff of those retries, doubled each time (capped at 60 s); Retry-After wins when sent. */
-  MIGRATION_RETRY_BASE_MS: int(1000),
+  MIGRATION_RETRY_BASE_MS: ms(1000),
   /** Worker threads that decode migration archives beside the writer (0: decode inline on the job's thread). */
   MIGRATION_DECODE_THREADS: int(2),
   /**
@@ -188,7 +269,7 @@ export const configSchema = z.object({
    * days decode (a thread is free again once its day is decoded), so neither the writer nor the
    * decoders wait for each other at day boundaries.
    */
-  MIGRATION_DAY_CONCURRENCY: int(4),
+  MIGRATION_DAY_CONCURRENCY: wholeNumber(1).default(4),
 
   /** Largest experiments API request body in bytes (after gzip); larger ones get 413. */
   EXPERIMENTS_MAX_BODY_BYTES: int(1024 * 1024),
@@ -197,14 +278,14 @@ export const configSchema = z.object({
    * Large runs: a sync over this many source rows is split into partitions of at most about this
    * many rows (key or time ranges pushed down to the source), each its own job any worker takes.
    */
-  SYNC_PARTITION_ROWS: z.coerce.number().int().min(1).default(250_000),
+  SYNC_PARTITION_ROWS: wholeNumber(1).default(250_000),
   /**
    * Warehouse syncs: source rows per committed batch (each batch commits with the run's
    * checkpoint). 10,000: a SQLite commit costs about as much as the inserts it closes, and syncs
    * ran ~18 % faster than at 2,000, for ~200 MB more peak RSS per running sync (2,000 restores
    * the smaller footprint; docs/performance.md, fifteenth session).
    */
-  WAREHOUSE_BATCH_SIZE: z.coerce.number().int().min(1).max(100000).default(10_000),
+  WAREHOUSE_BATCH_SIZE: wholeNumber(1, 100000).default(10_000),
   /**
    * Comma-separated directories SQLite warehouse sources must live in (symlinks and `..` are
    * resolved before the check); never this service's own database. Default: ./data/warehouses
@@ -228,7 +309,7 @@ export const configSchema = z.object({
    * lookup, a count, the next batch of rows); beyond it the statement is cancelled and the run
    * fails for good (a query that slow is not fixed by retrying it).
    */
-  WAREHOUSE_READ_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
+  WAREHOUSE_READ_TIMEOUT_MS: ms(300_000, 100),
   /** A lookup-table sync builds the whole table as CSV before the all-or-nothing replace; larger tables fail the run. */
   WAREHOUSE_LOOKUP_MAX_BYTES: int(100 * 1024 * 1024),
   /**
@@ -239,12 +320,12 @@ export const configSchema = z.object({
   /** New manual syncs per import in any rolling hour (429 with Retry-After beyond; 0 = no limit). Returning an active sync does not count. */
   MANUAL_SYNC_PER_HOUR: int(5),
   /** Scheduler process: seconds between re-reads of the imports' schedules (new, changed, paused, deleted imports). */
-  SCHEDULER_REFRESH_SEC: z.coerce.number().positive().default(30),
+  SCHEDULER_REFRESH_SEC: timerSeconds(30),
   /** Time zone the scheduler evaluates hourly/daily/weekly and cron schedules in. */
-  SCHEDULER_TIMEZONE: z.string().default('UTC'),
+  SCHEDULER_TIMEZONE: timeZone,
 
-  /** Which processes `npm start` runs in one process. */
-  START_PROCESSES: z.string().default('release,web,worker,scheduler'),
+  /** Which processes `npm start` runs in one process (`release` alone: migrate and exit). */
+  START_PROCESSES: startProcesses,
 });
 
 export type Config = Readonly<z.infer<typeof configSchema>>;
@@ -266,18 +347,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const config = parsed.data;
-  if (config.NODE_ENV === 'production' && !config.SECRETS_KEY) {
-    throw new ConfigError(
-      'Invalid configuration:\n  SECRETS_KEY: required in production, the default NODE_ENV: set it to 64 hex chars (openssl rand -hex 32), ' +
-        'or set NODE_ENV=development for a local demo on the published development key',
-    );
-  }
+  const problems = crossChecks(config);
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return Object.freeze(config);
 }
 
-/** Test and tooling helper: a Config from explicit values on top of the defaults (NODE_ENV `test` unless given). */
+/** Rules between variables, after each parsed on its own. */
+function crossChecks(config: z.infer<typeof configSchema>): string[] {
+  const problems: string[] = [];
+  // Only development, which announces itself, may fall back to the published key: `test` used to as well, silently.
+  if (config.NODE_ENV !== 'development' && !config.SECRETS_KEY) {
+    problems.push(
+      `SECRETS_KEY: required in ${config.NODE_ENV === 'production' ? 'production, the default NODE_ENV' : `NODE_ENV=${config.NODE_ENV} (only development runs without it)`}: ` +
+        'set it to 64 hex chars (openssl rand -hex 32), or set NODE_ENV=development for a local demo on the published development key',
+    );
+  }
+  // One without the other used to serve plain HTTP without a word.
+  if (Boolean(config.TLS_CERT_FILE) !== Boolean(config.TLS_KEY_FILE)) {
+    problems.push(`TLS_CERT_FILE / TLS_KEY_FILE: HTTPS needs both; only ${config.TLS_CERT_FILE ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE'} is set`);
+  }
+  return problems;
+}
+
+/** configFrom's SECRETS_KEY when a test or tool gives none: a fixed key that seals nothing real. */
+const CONFIG_FROM_SECRETS_KEY = '7e57'.repeat(16);
+
+/**
+ * Test and tooling helper: a Config from explicit values on top of the defaults (NODE_ENV `test`
+ * unless given, and outside development a fixed test SECRETS_KEY unless given). Never used by a process.
+ */
 export function configFrom(overrides: Partial<Record<keyof z.infer<typeof configSchema>, string | number | boolean>>): Config {
   const env: Record<string, string> = { NODE_ENV: 'test' };
+  if (overrides.NODE_ENV !== 'development') env.SECRETS_KEY = CONFIG_FROM_SECRETS_KEY;
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) env[k] = String(v);
   return loadConfig(env);
 }

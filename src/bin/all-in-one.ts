@@ -4,6 +4,7 @@
  */
 import { loadConfig } from '../../config/index.js';
 import { installSignalHandlers } from '../lib/lifecycle.js';
+import { createLogger } from '../lib/logger.js';
 import { redactUrl } from '../lib/redact-url.js';
 import { createProcessContext, runMain } from './context.js';
 import { release, releaseEventStore } from './release.js';
@@ -13,11 +14,19 @@ import { startScheduler } from './scheduler.js';
 
 runMain(async () => {
   const config = loadConfig();
-  const wanted = new Set(config.START_PROCESSES.split(',').map((s) => s.trim()));
+  const wanted = new Set(config.START_PROCESSES);
+  if (wanted.size === 1 && wanted.has('release')) {
+    // Release alone is a one-shot, as the Procfile's: it needs no Redis and must not idle afterwards.
+    const log = createLogger(config.LOG_LEVEL);
+    const applied = await release(config, log.child({ component: 'database' }));
+    const eventStore = await releaseEventStore(config);
+    log.info({ applied, eventStore }, 'migrations applied');
+    return;
+  }
   const ctx = await createProcessContext(config);
   installSignalHandlers(ctx.lifecycle, config.SHUTDOWN_TIMEOUT_MS, ctx.log);
   if (wanted.has('release')) {
-    await release(config.DATABASE_URL);
+    await release(config, ctx.log.child({ component: 'database' }));
     await releaseEventStore(config);
   }
   if (wanted.has('worker')) await startWorker(ctx);

@@ -4,13 +4,14 @@
  * `--help` prints the usage on stdout.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../../config/index.js';
+import { ConfigError, loadConfig, type Config } from '../../config/index.js';
 import { createProject, createServiceAccount, grantServiceAccount } from '../accounts/accounts.service.js';
 import { listProjects, listServiceAccounts } from '../db/accounts.repo.js';
 import { createDb, type Db } from '../db/knex.js';
 import { migrateLatest } from '../db/migrate.js';
 import { isRole, ROLES } from '../domain/roles.js';
 import { ValidationError } from '../lib/errors.js';
+import { silentLogger } from '../lib/logger.js';
 import { runEventsMove } from './cli-events-move.js';
 
 const USAGE = `usage:
@@ -140,8 +141,17 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const config = loadConfig();
-  const db = createDb(config);
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    // A bad variable is the operator's to fix: its message, not a stack.
+    process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
+    return 1;
+  }
+  // knex's own warnings (a refused connect, with its stack) would print to the console; the
+  // failure they belong to reaches the catch below and is reported there in one line.
+  const db = createDb(config, { log: silentLogger });
   try {
     await migrateLatest(db);
     const { json, text, exitCode } = await runCli(argv, db, config);

@@ -2,15 +2,22 @@ import { pathToFileURL } from 'node:url';
 import { loadConfig, type Config } from '../../config/index.js';
 import { createDb } from '../db/knex.js';
 import { migrateLatest } from '../db/migrate.js';
-import { createLogger } from '../lib/logger.js';
+import { errorMessage } from '../lib/errors.js';
+import { createLogger, type Logger } from '../lib/logger.js';
+import { redactUrl } from '../lib/redact-url.js';
 import { migrateEventStore } from '../store/clickhouse/clickhouse-migrate.js';
 import { runMain } from './context.js';
 
-/** The release step: database migrations, once per deploy. */
-export async function release(databaseUrl: string): Promise<string[]> {
-  const db = createDb({ DATABASE_URL: databaseUrl });
+/**
+ * The release step: database migrations, once per deploy. `log` takes knex's own warnings (a
+ * refused connection), which otherwise go to the console as raw stacks.
+ */
+export async function release(config: Pick<Config, 'DATABASE_URL'>, log?: Logger): Promise<string[]> {
+  const db = createDb(config, { log });
   try {
     return await migrateLatest(db);
+  } catch (err) {
+    throw new Error(`migrations failed on DATABASE_URL=${redactUrl(config.DATABASE_URL)}: ${errorMessage(err)}`, { cause: err });
   } finally {
     await db.destroy();
   }
@@ -25,8 +32,9 @@ export async function releaseEventStore(config: Pick<Config, 'EVENT_STORE_URL' |
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   runMain(async () => {
     const config = loadConfig();
-    const applied = await release(config.DATABASE_URL);
+    const log = createLogger(config.LOG_LEVEL);
+    const applied = await release(config, log.child({ component: 'database' }));
     const eventStore = await releaseEventStore(config);
-    createLogger(config.LOG_LEVEL).info({ applied, eventStore }, 'migrations applied');
+    log.info({ applied, eventStore }, 'migrations applied');
   });
 }

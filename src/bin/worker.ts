@@ -38,7 +38,13 @@ async function startMetricsServer(ctx: ProcessContext): Promise<void> {
       .then((text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text))
       .catch(() => res.writeHead(500).end('metrics unavailable'));
   });
-  await new Promise<void>((resolve) => server.listen(ctx.config.WORKER_METRICS_PORT, ctx.config.HOST, resolve));
+  // A taken port was an unhandled 'error' event (a stack); now one line naming the variable.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new Error(`WORKER_METRICS_PORT ${ctx.config.WORKER_METRICS_PORT} on HOST ${ctx.config.HOST}: ${err.code === 'EADDRINUSE' ? 'already in use' : err.message}`)),
+    );
+    server.listen(ctx.config.WORKER_METRICS_PORT, ctx.config.HOST, resolve);
+  });
   ctx.lifecycle.register('worker-metrics', () => new Promise<void>((resolve) => server.close(() => resolve())));
   ctx.log.info({ port: ctx.config.WORKER_METRICS_PORT }, 'worker metrics listening');
 }

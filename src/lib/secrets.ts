@@ -42,7 +42,7 @@ export function safeEqual(a: string, b: string): boolean {
   return crypto.timingSafeEqual(ha, hb);
 }
 
-/** Turns SECRETS_KEY into a 32-byte key; in development without one, a fixed dev key. */
+/** Turns SECRETS_KEY into a 32-byte key; without one, the published development key (config lets only NODE_ENV=development get here without one). */
 export function secretsKeyFrom(value: string | undefined): Buffer {
   if (!value) return crypto.createHash('sha256').update('development-only-secrets-key').digest();
   const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');

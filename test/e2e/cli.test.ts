@@ -2,13 +2,14 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Authenticator } from '../../src/accounts/authenticator.js';
+import { TEST_SECRETS_KEY } from '../helpers/app.js';
 import { createTestDb, dbKinds, type TestDb } from '../helpers/db.js';
 
 const run = promisify(execFile);
 
 async function cli(url: string, ...args: string[]) {
   return run('node', ['--import', 'tsx', 'src/bin/cli.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' },
+    env: { ...process.env, DATABASE_URL: url, SECRETS_KEY: TEST_SECRETS_KEY, LOG_LEVEL: 'silent' },
   });
 }
 

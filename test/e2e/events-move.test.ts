@@ -14,6 +14,7 @@ import { createEventStore } from '../../src/store/create-event-store.js';
 import { emptyEventRows } from '../../src/store/event-rows.js';
 import type { EventStore } from '../../src/store/event-store.js';
 import { seedProject } from '../helpers/accounts.js';
+import { TEST_SECRETS_KEY } from '../helpers/app.js';
 import { clickhouseKinds, createTestClickHouse, type TestClickHouse } from '../helpers/clickhouse.js';
 import { createTestDb, type TestDb } from '../helpers/db.js';
 
@@ -21,7 +22,7 @@ const run = promisify(execFile);
 
 async function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
   try {
-    const { stdout } = await run('node', ['--import', 'tsx', 'src/bin/cli.ts', ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
+    const { stdout } = await run('node', ['--import', 'tsx', 'src/bin/cli.ts', ...args], { env: { ...process.env, SECRETS_KEY: TEST_SECRETS_KEY, LOG_LEVEL: 'silent', ...env } });
     return { code: 0, json: JSON.parse(stdout) };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

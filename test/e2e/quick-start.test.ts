@@ -11,7 +11,7 @@ import { dropEventStore } from '../../src/store/clickhouse/clickhouse-migrate.js
 import { withDatabase } from '../../src/store/clickhouse/clickhouse-url.js';
 import { basicAuth, seedProject } from '../helpers/accounts.js';
 import { spawnBin, type Spawned } from '../helpers/spawn.js';
-import { TEST_REDIS_URL } from '../helpers/app.js';
+import { TEST_REDIS_URL, TEST_SECRETS_KEY } from '../helpers/app.js';
 import { createTestDb } from '../helpers/db.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quick-start-'));
@@ -46,6 +46,7 @@ describe('all-in-one start', () => {
       PORT: '0',
       DATABASE_URL: path.join(dir, 'other.sqlite'),
       REDIS_URL: 'redis://127.0.0.1:1',
+      SECRETS_KEY: TEST_SECRETS_KEY,
     });
     running.push(proc);
     expect(await proc.exited).toBe(1);

@@ -10,7 +10,7 @@ import { call, createSourceAndImport } from '../helpers/warehouse.js';
 import { tenantApp } from './tenant-app.js';
 
 it('defaults to 5 per hour', () => {
-  expect(loadConfig({ NODE_ENV: 'test' }).MANUAL_SYNC_PER_HOUR).toBe(5);
+  expect(loadConfig({ NODE_ENV: 'test', SECRETS_KEY: 'ab'.repeat(32) }).MANUAL_SYNC_PER_HOUR).toBe(5);
 });
 
 describe.each(dbKinds())('manual sync limit on %s', (kind) => {
