@@ -25,8 +25,10 @@ export function createApp(deps: AppDeps): Express {
     const end = httpRequestDuration.startTimer({ method: req.method });
     res.on('finish', () => {
       const seconds = end({ route: routeLabel(req, res), status: String(res.statusCode) });
-      // The path only: query strings can carry `data=` payloads and tokens.
-      (res.locals.log as typeof deps.log).info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
+      // The path only: query strings can carry `data=` payloads and tokens. originalUrl, since
+      // req.path is relative to whichever router last had the request (`/` for /admin/queues).
+      const path = req.originalUrl.split('?', 1)[0];
+      (res.locals.log as typeof deps.log).info({ method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
     });
     next();
   });

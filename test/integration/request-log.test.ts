@@ -69,7 +69,18 @@ describe('request logging', () => {
     const denied = await fetch(`${url}/import?project_id=${p.id}`, { method: 'POST', headers: { authorization: basicAuth(p.api_secret, '') }, body: '[' });
     expect(denied.status).toBe(400);
 
+    // Inside mounted routers (the app API, Bull Board), the full path, still without the query.
+    const listed = await fetch(`${url}/api/app/workspaces/1/experiments?project_id=${p.id}&api_secret=${p.api_secret}`, { headers: { authorization: p.basic } });
+    const board = await fetch(`${url}/admin/queues/api/queues?token=${p.token}`, { headers: { authorization: basicAuth('operator', 'operator-password') } });
+    expect(board.status).toBe(200);
+
     const requests = lines.filter((l) => l.msg === 'request');
+    expect(requests).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ method: 'GET', path: '/api/app/workspaces/1/experiments', status: listed.status }),
+        expect.objectContaining({ method: 'GET', path: '/admin/queues/api/queues', status: 200 }),
+      ]),
+    );
     expect(requests).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ reqId: 'req-42', method: 'POST', path: '/import', status: 200 }),
