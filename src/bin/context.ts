@@ -36,7 +36,7 @@ export async function createProcessContext(config: Config = loadConfig()): Promi
   lifecycle.register('database', () => db.destroy());
   const events = createEventStore(config, db);
   lifecycle.register('event store', () => events.close());
-  const queues = new JobQueues(redis);
+  const queues = new JobQueues(redis, log.child({ component: 'queues' }));
   lifecycle.register('queues and redis', () => queues.close());
   const secrets = createSecretBox(secretsKeyFrom(config.SECRETS_KEY));
   if (config.NODE_ENV === 'development') announceDevelopmentMode(config, log);

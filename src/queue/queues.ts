@@ -4,6 +4,7 @@
  */
 import { FlowProducer, Queue, type FlowJob, type Job, type JobsOptions } from 'bullmq';
 import { jobCatalog, jobDisplayName, QUEUE_NAMES, type JobName, type JobPayload, type QueueName } from './catalog.js';
+import type { Logger } from '../lib/logger.js';
 import type { RedisClient, RedisConnections } from './redis-connection.js';
 
 export interface EnqueueOptions {
@@ -43,15 +44,30 @@ export class JobQueues {
   /** BullMQ prefix (hash-tagged on a cluster): pass it to every Queue, Worker, QueueEvents, FlowProducer. */
   readonly prefix: string;
 
-  constructor(readonly redis: RedisConnections) {
+  /**
+   * `log`: where the queues' Redis errors go, one line each (deduplicated: see errorReporter).
+   * Without an 'error' listener BullMQ console.error()s a multi-line stack per error, between the
+   * JSON log lines, all through a Redis outage. Omitted (tests, tools): dropped.
+   */
+  constructor(
+    readonly redis: RedisConnections,
+    log?: Pick<Logger, 'warn'>,
+  ) {
     const connection = redis.client;
     const prefix = redis.prefix;
     this.connection = connection;
     this.prefix = prefix;
+    this.onError = errorReporter(log);
     this.queues = Object.fromEntries(
-      QUEUE_NAMES.map((name) => [name, new Queue(name, { connection, prefix })]),
+      QUEUE_NAMES.map((name) => {
+        const queue = new Queue(name, { connection, prefix });
+        queue.on('error', (err) => this.onError(name, err));
+        return [name, queue];
+      }),
     ) as Record<QueueName, Queue>;
   }
+
+  private readonly onError: (source: string, err: Error) => void;
 
   private flows: FlowProducer | undefined;
 
@@ -79,7 +95,10 @@ export class JobQueues {
    * deterministic like every job's; SQL, not the flow, decides when a run is finished.
    */
   async enqueueFlow(parent: FlowStep, children: FlowStep[]): Promise<void> {
-    this.flows ??= new FlowProducer({ connection: this.connection, prefix: this.prefix });
+    if (!this.flows) {
+      this.flows = new FlowProducer({ connection: this.connection, prefix: this.prefix });
+      this.flows.on('error', (err) => this.onError('flows', err));
+    }
     const step = (s: FlowStep, child: boolean): FlowJob => ({
       name: jobDisplayName(s.name, s.options.label),
       queueName: jobCatalog[s.name].queue,
@@ -107,4 +126,24 @@ export class JobQueues {
     await Promise.all(Object.values(this.queues).map((q) => q.close()));
     await this.redis.close();
   }
+}
+
+/** The same error of the same queue is logged at most once per this window (an outage repeats it every reconnect). */
+export const QUEUE_ERROR_LOG_WINDOW_MS = 60_000;
+
+/** One warn line per distinct (source, message) per window, saying how often it repeated meanwhile. */
+function errorReporter(log: Pick<Logger, 'warn'> | undefined, now: () => number = Date.now): (source: string, err: Error) => void {
+  const seen = new Map<string, { at: number; repeated: number }>();
+  return (source, err) => {
+    if (!log) return;
+    const key = `${source}\u0000${err.message}`;
+    const last = seen.get(key);
+    if (last && now() - last.at < QUEUE_ERROR_LOG_WINDOW_MS) {
+      last.repeated += 1;
+      return;
+    }
+    seen.set(key, { at: now(), repeated: 0 });
+    if (seen.size > 100) seen.delete(seen.keys().next().value!);
+    log.warn({ queue: source, err: err.message, repeated: last?.repeated ?? 0 }, 'queue: Redis error');
+  };
 }
