@@ -13,8 +13,18 @@ export type Db = Knex;
 export type DbOrTrx = Knex | Knex.Transaction;
 export type Dialect = 'sqlite' | 'postgres';
 
+/**
+ * postgres:// or postgresql:// (any case) is PostgreSQL; sqlite://… or a plain path is SQLite.
+ * Any other scheme is refused: taken for a path, `mysql://…` would silently become a new SQLite
+ * file (config refuses it too; `cli events move --from/--to` reaches here without config).
+ */
 export function dialectOf(url: string): Dialect {
-  return /^postgres(ql)?:\/\//.test(url) ? 'postgres' : 'sqlite';
+  if (/^postgres(ql)?:\/\//i.test(url)) return 'postgres';
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1];
+  if (scheme !== undefined && scheme.toLowerCase() !== 'sqlite') {
+    throw new Error(`unsupported database URL scheme '${scheme}://': use postgres://…, sqlite://… or a SQLite file path`);
+  }
+  return 'sqlite';
 }
 
 export function sqliteFileOf(url: string): string {
