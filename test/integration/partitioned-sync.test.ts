@@ -6,6 +6,7 @@
  * for good fails the run with its error and leaves the watermark; a re-run converges.
  * (Workers run in this process here; test/e2e/partitioned-runs.test.ts uses worker processes.)
  */
+import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countEvents } from '../helpers/events.js';
 import { listPartitions } from '../../src/db/run-partitions.repo.js';
@@ -78,9 +79,19 @@ describe.each(cases)('partitioned sync from a %s source on %s', (type, redisKind
       time_column_name: 'ts',
       user_column_name: 'who',
     });
+    // The bars the dashboard shows for the partitions while they run (their ends say 100% anyway).
+    const queue = app.queues.queues['warehouse-sync'];
+    const events = new QueueEvents(queue.name, { connection: queue.opts.connection, prefix: queue.opts.prefix });
+    await events.waitUntilReady();
+    const partitionBars: number[] = [];
+    events.on('progress', ({ jobId, data }) => {
+      if (jobId.includes('-part-')) partitionBars.push((data as { progress: number }).progress);
+    });
     const { run_id } = await manualSync(api, importId);
     const run = await waitForRun(api, importId, run_id, 60_000);
+    await events.close();
     expect(run).toMatchObject({ status: 'SUCCEEDED', rows_read: N, num_events_imported: N, num_deduplicated: 0, rows_skipped: 0 });
+    expect(partitionBars.filter((p) => p > 0 && p < 100).length, JSON.stringify(partitionBars)).toBeGreaterThan(0);
     const parts = await listPartitions(t.db, 'sync', run_id);
     expect(parts.length).toBeGreaterThanOrEqual(6);
     expect(parts.every((x) => x.status === 'done')).toBe(true);
