@@ -176,6 +176,9 @@ export interface EventStore {
   /** Mirror delete: removes the scope's import's events with one of these insert ids; returns how many of the ids it held. */
   deleteByKey(projectId: number, scope: MirrorScope, insertIds: readonly string[], options?: WriteOptions): Promise<number>;
 
+  /** Removes every event the scope's import loaded, whatever its sync mode (an import deleted with delete_data); returns how many. */
+  deleteImportEvents(projectId: number, scope: MirrorScope): Promise<number>;
+
   /**
    * The events of the filter in (time, then a store-defined tie-break) order, one page per
    * iteration, fetched only when the consumer pulls (keyset pages: nothing held between pages).

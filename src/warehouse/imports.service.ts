@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { findProjectById } from '../db/accounts.repo.js';
 import { dropMirrorRows } from '../db/mirror-rows.repo.js';
 import type { Db } from '../db/knex.js';
+import type { EventStore } from '../store/event-store.js';
 import { cancelActiveRuns, hasSucceededRun, listRuns, lockImportTriggers, manualRunTimesSince, type SyncRun } from '../db/sync-runs.repo.js';
 import {
   deleteImport,
@@ -124,11 +125,16 @@ export async function patchImport(db: Db, projectId: number, id: number, body: u
 
 /**
  * Deletes the import and its run history; an active run is cancelled and stops at its next batch.
+ * With `deleteData` (the `delete_data` parameter), also every event the import loaded.
  * Holds the import's trigger lock (lockImportTriggers), so a manual or scheduled trigger either
  * commits its run first (deleted with the import) or finds the import gone (404).
  */
-export async function removeImport(db: Db, projectId: number, id: number): Promise<void> {
+export async function removeImport(db: Db, projectId: number, id: number, deleteData?: EventStore): Promise<{ eventsDeleted?: number }> {
   await getImport(db, projectId, id);
+  // delete_data: the events go first, so a failure leaves the import to delete again; once more
+  // after, for a batch an active run committed before it saw its cancellation.
+  const scope = { importId: String(id) };
+  let eventsDeleted = deleteData ? await deleteData.deleteImportEvents(projectId, scope) : undefined;
   await db.transaction(async (trx) => {
     await lockImportTriggers(trx, id);
     if (!(await findImport(trx, id, projectId))) throw new NotFoundError(`warehouse import ${id} not found in project ${projectId}`);
@@ -137,6 +143,8 @@ export async function removeImport(db: Db, projectId: number, id: number): Promi
     await dropSyncPartitions(trx, { importId: id });
     await deleteImport(trx, id);
   });
+  if (deleteData) eventsDeleted = eventsDeleted! + (await deleteData.deleteImportEvents(projectId, scope));
+  return { eventsDeleted };
 }
 
 const HOUR_MS = 3600_000;

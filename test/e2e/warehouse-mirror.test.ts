@@ -296,6 +296,36 @@ describe.each(storeCases)('mirror sync into a %s event store (SQLite source), Re
     expect(left.filter((e) => e.insert_id === 'e-11').map((e) => e.props.plan).sort()).toEqual(['changed', 'plan-3']);
   }, 60_000);
 
+  it('DELETE …/imports/{id}?delete_data=true deletes its events too, so a re-created mirror stores the table afresh', async () => {
+    const p = await seedProject(h.t.db);
+    const api = { url: h.app.url, basic: p.basic, projectId: p.id };
+    const posted = await fetch(`${h.app.url}/import?project_id=${p.id}&strict=1`, {
+      method: 'POST',
+      headers: { authorization: p.basic, 'content-type': 'application/json' },
+      body: JSON.stringify([{ event: 'manual', properties: { time: T0 / 1000 + 3, distinct_id: 'm', $insert_id: 'e-1' } }]),
+    });
+    expect(posted.status).toBe(200);
+    await h.src.createTable({ name: 'recreated', columns: EV_COLUMNS });
+    await h.src.insertRows('recreated', [evRow(1), evRow(2), evRow(3)]);
+    const first = await createSourceAndImport(api, h.src.sourceBody(), mirrorEventsImport(h.src.tableRef('recreated')));
+    expect(changes(await syncOnce(api, first.importId))).toEqual([3, 0, 0]);
+
+    const refused = await call(api, 'DELETE', `/imports/${first.importId}?delete_data=yes`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatch(/delete_data/);
+    const deleted = await call(api, 'DELETE', `/imports/${first.importId}?delete_data=true`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.results).toEqual({ id: first.importId, deleted: true, events_deleted: 3 });
+    expect((await exportedEvents(api, h.app.url)).map((e) => e.event)).toEqual(['manual']);
+
+    const second = await call(api, 'POST', '/imports', { warehouse_source_id: first.sourceId, ...mirrorEventsImport(h.src.tableRef('recreated')) });
+    const run = await syncOnce(api, second.body.results.id);
+    expect([...changes(run), run.num_deduplicated]).toEqual([3, 0, 0, 0]);
+    const after = byInsertId(await exportedEvents(api, h.app.url));
+    expect(after.filter((e) => e.event !== 'manual')).toEqual([1, 2, 3].map((i) => expectedEvent(evRow(i))));
+    expect(after.filter((e) => e.event === 'manual')).toHaveLength(1);
+  }, 60_000);
+
   it('a row whose very event /import already stored is a duplicate: never taken over, changed or deleted by the mirror', async () => {
     const p = await seedProject(h.t.db);
     const api = { url: h.app.url, basic: p.basic, projectId: p.id };

@@ -307,6 +307,21 @@ export function eventStoreContract(kind: StoreKind): void {
         expect(await store.deleteByKey(p, { importId: '9' }, ['id-1'])).toBe(0);
         expect(await store.count(p)).toBe(2);
       });
+      it('deletes every event of one import, whatever its mode, and nothing else', async () => {
+        const p = newProject();
+        const other = newProject();
+        await write(store, p, [owned(ev(1)), owned(ev(2)), owned(ev(3, { event: 'other-name', insertId: 'id-1' })), owned(ev(4), '8'), ev(5)]);
+        await write(store, other, [owned(ev(1))]);
+        // A mirror replacement and a delete first: only live versions count.
+        await store.updateByKey({ projectId: p, source: 'warehouse-import', rows: toEventRows([owned(ev(2, { time: T0 + 77_000 }))]), now: T0 }, MIRROR);
+        await store.deleteByKey(p, MIRROR, ['id-1']);
+        await write(store, p, [owned(ev(6))]);
+        expect(await store.deleteImportEvents(p, MIRROR)).toBe(2);
+        expect((await scanAll(store, p)).map((e) => e.insertId).sort()).toEqual(['id-4', 'id-5']);
+        expect(await store.count(other)).toBe(1);
+        expect(await store.deleteImportEvents(p, MIRROR)).toBe(0);
+      });
+
       it('skips a row whose dedupe key another source\'s event holds, leaving that event as it is', async () => {
         const p = newProject();
         const fromApi = ev(1, { properties: { src: 'api' } });

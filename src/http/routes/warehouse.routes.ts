@@ -52,6 +52,13 @@ async function jsonBody(req: Request): Promise<unknown> {
 
 const ok = (res: Response, results: unknown) => res.json({ status: 'ok', results });
 
+/** `delete_data` of DELETE …/imports/{id}: also delete the import's events (Mixpanel's parameter). */
+function deleteDataOf(value: unknown): boolean {
+  if (value === undefined || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  throw new ValidationError(400, "query parameter 'delete_data' must be true or false");
+}
+
 export function mountWarehouse(app: Express, deps: AppDeps): void {
   const r = express.Router({ mergeParams: true });
   const pid = (req: Request) => req.params.pid;
@@ -89,8 +96,9 @@ export function mountWarehouse(app: Express, deps: AppDeps): void {
   });
   r.delete('/imports/:importId', write, async (req, res) => {
     const id = parseId(req.params.importId, 'warehouse import');
-    await removeImport(deps.db, projectId(res), id);
-    ok(res, { id, deleted: true });
+    const deleteData = deleteDataOf((req.query as Params).delete_data);
+    const { eventsDeleted } = await removeImport(deps.db, projectId(res), id, deleteData ? deps.events : undefined);
+    ok(res, { id, deleted: true, ...(eventsDeleted !== undefined ? { events_deleted: eventsDeleted } : {}) });
   });
   r.put('/imports/:importId/manual-sync', write, async (req, res) => {
     const id = parseId(req.params.importId, 'warehouse import');

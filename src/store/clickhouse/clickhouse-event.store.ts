@@ -92,6 +92,8 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 
 /** The import's stamp among the typed top-level properties ('' when absent: index 0 is the default). */
 const STAMP_VALUE = `prop_strs[indexOf(prop_keys, ${str(WAREHOUSE_IMPORT_STAMP)})]`;
+/** Insert ids per delete of an import's events: one key lookup and one INSERT of markers each. */
+const DELETE_CHUNK = 10_000;
 
 export class ClickHouseEventStore implements EventStore {
   readonly kind = 'clickhouse';
@@ -339,6 +341,22 @@ export class ClickHouseEventStore implements EventStore {
 
   async deleteByKey(projectId: number, scope: MirrorScope, insertIds: readonly string[]): Promise<number> {
     if (insertIds.length === 0) return 0;
+    const stored = await this.deleteLive(projectId, scope, insertIds);
+    return new Set(stored.map((r) => r.insert_id)).size;
+  }
+
+  async deleteImportEvents(projectId: number, scope: MirrorScope): Promise<number> {
+    // Any version that carried the stamp names a candidate; deleteLive keeps the live ones whose latest version still does.
+    const ids = await this.conn.rows<{ insert_id: string }>(
+      `SELECT DISTINCT insert_id FROM events WHERE project_id = ${int(projectId)} AND ${STAMP_VALUE} = ${str(scope.importId)}`,
+    );
+    let deleted = 0;
+    for (const part of chunks(ids.map((r) => r.insert_id), DELETE_CHUNK)) deleted += (await this.deleteLive(projectId, scope, part)).length;
+    return deleted;
+  }
+
+  /** Writes delete markers over the scope's live events with these insert ids; returns them. */
+  private deleteLive(projectId: number, scope: MirrorScope, insertIds: readonly string[]): Promise<KeyRow[]> {
     return this.locks.run(String(projectId), async () => {
       const stored = await this.liveKeys(projectId, insertIds, undefined, scope);
       const ver = this.clock.take();
@@ -346,7 +364,7 @@ export class ClickHouseEventStore implements EventStore {
       const body = new EventsBody();
       for (const r of stored) body.deleteMarker(projectId, rowKey(r), ver, now);
       await this.insertEvents(body);
-      return new Set(stored.map((r) => r.insert_id)).size;
+      return stored;
     });
   }
 

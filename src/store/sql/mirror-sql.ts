@@ -20,6 +20,11 @@ export async function deleteKeys(trx: DbOrTrx, projectId: number, scope: MirrorS
   return (await deleteHeldKeys(trx, projectId, scope, insertIds)).size;
 }
 
+/** Deletes every event of the import; returns how many. */
+export async function deleteStamped(trx: DbOrTrx, projectId: number, scope: MirrorScope): Promise<number> {
+  return trx('events').where({ project_id: projectId }).andWhereRaw(`${stampSql(trx)} = ?`, [scope.importId]).delete();
+}
+
 /** The insert ids of which the import held events, deleting those events. */
 async function deleteHeldKeys(trx: DbOrTrx, projectId: number, scope: MirrorScope, insertIds: readonly string[]): Promise<Set<string>> {
   const unique = [...new Set(insertIds)];

@@ -9,7 +9,7 @@ import { dialect, type Db, type DbOrTrx } from '../../db/knex.js';
 import type { EventBatch, EventStore, MirrorResult, MirrorScope, ReportQuery, ScanQuery, WriteOptions } from '../event-store.js';
 import { identityOfSql, usersOfDevicesSql } from './identity-sql.js';
 import { KnownLinks } from '../known-links.js';
-import { deleteKeys, replaceKeys } from './mirror-sql.js';
+import { deleteKeys, deleteStamped, replaceKeys } from './mirror-sql.js';
 import { reportSql } from './report-sql.js';
 import { scanSql } from './scan-sql.js';
 import { addUsage, insertEventRows, usageForMonth } from './sql-write.js';
@@ -63,6 +63,10 @@ export class SqlEventStore implements EventStore {
 
   deleteByKey(projectId: number, scope: MirrorScope, insertIds: readonly string[], options?: WriteOptions): Promise<number> {
     return this.inTransaction(options, (trx) => deleteKeys(trx, projectId, scope, insertIds));
+  }
+
+  deleteImportEvents(projectId: number, scope: MirrorScope): Promise<number> {
+    return this.inTransaction(undefined, (trx) => deleteStamped(trx, projectId, scope));
   }
 
   scan(query: ScanQuery) {
