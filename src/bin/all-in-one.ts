@@ -4,10 +4,9 @@
  */
 import { loadConfig } from '../../config/index.js';
 import { installSignalHandlers } from '../lib/lifecycle.js';
-import { createLogger } from '../lib/logger.js';
 import { redactUrl } from '../lib/redact-url.js';
 import { createProcessContext, runMain } from './context.js';
-import { release, releaseEventStore } from './release.js';
+import { release, releaseEventStore, runRelease } from './release.js';
 import { startWeb } from './web.js';
 import { startWorker } from './worker.js';
 import { startScheduler } from './scheduler.js';
@@ -17,10 +16,7 @@ runMain(async () => {
   const wanted = new Set(config.START_PROCESSES);
   if (wanted.size === 1 && wanted.has('release')) {
     // Release alone is a one-shot, as the Procfile's: it needs no Redis and must not idle afterwards.
-    const log = createLogger(config.LOG_LEVEL);
-    const applied = await release(config, log.child({ component: 'database' }));
-    const eventStore = await releaseEventStore(config);
-    log.info({ applied, eventStore }, 'migrations applied');
+    await runRelease(config);
     return;
   }
   const ctx = await createProcessContext(config);

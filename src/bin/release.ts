@@ -29,12 +29,14 @@ export async function releaseEventStore(config: Pick<Config, 'EVENT_STORE_URL' |
   return migrateEventStore({ ...config, EVENT_STORE_URL: config.EVENT_STORE_URL });
 }
 
+/** The whole one-shot release, as the Procfile's `release` and `START_PROCESSES=release` run it: both steps, one log line. */
+export async function runRelease(config: Config): Promise<void> {
+  const log = createLogger(config.LOG_LEVEL);
+  const applied = await release(config, log.child({ component: 'database' }));
+  const eventStore = await releaseEventStore(config);
+  log.info({ applied, eventStore }, 'migrations applied');
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  runMain(async () => {
-    const config = loadConfig();
-    const log = createLogger(config.LOG_LEVEL);
-    const applied = await release(config, log.child({ component: 'database' }));
-    const eventStore = await releaseEventStore(config);
-    log.info({ applied, eventStore }, 'migrations applied');
-  });
+  runMain(() => runRelease(loadConfig()));
 }
