@@ -3,6 +3,7 @@
  * at boot and fails fast with a readable message; everything else receives the slice it needs.
  */
 import { z } from 'zod';
+import { parseDatabaseUrl } from '../src/domain/database-url.js';
 import { parseAllowedHosts } from '../src/domain/reach-rules.js';
 
 function allowedHostsProblem(text: string): string | undefined {
@@ -41,11 +42,13 @@ function wholeNumber(min = 0, max = Number.MAX_SAFE_INTEGER, why = '') {
 const int = (def: number) => wholeNumber().default(def);
 /** A TCP port; 0 = let the OS pick (PORT) or off (WORKER_METRICS_PORT). */
 const port = (def: number) => wholeNumber(0, 65535).default(def);
+const LONGEST_TIMER = ' (2^31-1 ms, the longest Node timer)';
+const MAX_TIMER_SEC = Math.floor(MAX_TIMER_MS / 1000);
 /** Milliseconds that end up in a Node timer (setTimeout, BullMQ locks and delays). */
-const ms = (def: number, min = 0) => wholeNumber(min, MAX_TIMER_MS, ' (2^31-1 ms, the longest Node timer)').default(def);
+const ms = (def: number, min = 0) => wholeNumber(min, MAX_TIMER_MS, LONGEST_TIMER).default(def);
 /** Seconds that end up in a Node timer as seconds × 1000. */
 const timerSeconds = (def: number) =>
-  z.preprocess(decimalFraction, z.number(NOT_DECIMAL).positive().max(Math.floor(MAX_TIMER_MS / 1000), `must be at most ${Math.floor(MAX_TIMER_MS / 1000)} (2^31-1 ms, the longest Node timer)`)).default(def);
+  z.preprocess(decimalFraction, z.number(NOT_DECIMAL).positive().max(MAX_TIMER_SEC, `must be at most ${MAX_TIMER_SEC}${LONGEST_TIMER}`)).default(def);
 
 /** The processes `npm start` can run in one process (src/bin/all-in-one.ts). */
 export const START_PROCESS_NAMES = ['release', 'web', 'worker', 'scheduler'] as const;
@@ -64,23 +67,15 @@ const startProcesses = z
     return [...new Set(names)] as StartProcess[];
   });
 
-/**
- * A SQLite file path (optionally `sqlite:` / `sqlite://` prefixed) or `postgres://` /
- * `postgresql://`; the scheme in any case, lower-cased here because src/db matches it exactly.
- * Any other `scheme://` is refused: it used to become a SQLite file of that name.
- */
+/** DATABASE_URL's forms (src/domain/database-url.ts), the scheme lower-cased; another `scheme://` is refused. */
 const databaseUrl = z
   .string()
   .default('./data/analytics.sqlite')
   .transform((raw, ctx) => {
-    const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(raw)?.[1];
-    const lower = scheme?.toLowerCase();
-    if (lower === 'postgres' || lower === 'postgresql' || lower === 'sqlite') return `${lower}${raw.slice(scheme!.length)}`;
-    if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(raw)) {
-      ctx.addIssue({ code: 'custom', message: `unsupported scheme '${scheme}://': use postgres:// (or postgresql://) for PostgreSQL, or a SQLite file path (optionally sqlite:)` });
-      return z.NEVER;
-    }
-    return raw;
+    const parsed = parseDatabaseUrl(raw);
+    if ('url' in parsed) return parsed.url;
+    ctx.addIssue({ code: 'custom', message: `unsupported scheme '${parsed.unsupported}://': use postgres:// (or postgresql://) for PostgreSQL, or a SQLite file path (optionally sqlite:)` });
+    return z.NEVER;
   });
 
 /** An IANA time zone (`UTC`, `Europe/Berlin`): an unknown one made every schedule fail silently. */
@@ -214,7 +209,7 @@ export const configSchema = z.object({
    */
   WORKER_FETCH_WATCHDOG_MS: ms(30000),
   /** Seconds between reconciler passes (re-enqueue runs SQL has but Redis lost). */
-  RECONCILE_INTERVAL_SEC: wholeNumber(0, Math.floor(MAX_TIMER_MS / 1000), ' (2^31-1 ms, the longest Node timer)').default(30),
+  RECONCILE_INTERVAL_SEC: wholeNumber(0, MAX_TIMER_SEC, LONGEST_TIMER).default(30),
   SHUTDOWN_TIMEOUT_MS: ms(25000),
   UPLOAD_DIR: z.string().default('./data/uploads'),
   BATCH_IMPORT_MAX_BYTES: int(2 * 1024 * 1024 * 1024),

@@ -2,6 +2,7 @@
  * The knex factory. SQLite (embedded default) and PostgreSQL (production) differ here and in the
  * repositories only: WAL and one writer for SQLite, a pool for Postgres.
  */
+import { parseDatabaseUrl } from '../domain/database-url.js';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -13,18 +14,17 @@ export type Db = Knex;
 export type DbOrTrx = Knex | Knex.Transaction;
 export type Dialect = 'sqlite' | 'postgres';
 
-/**
- * postgres:// or postgresql:// (any case) is PostgreSQL; sqlite://… or a plain path is SQLite.
- * Any other scheme is refused: taken for a path, `mysql://…` would silently become a new SQLite
- * file (config refuses it too; `cli events move --from/--to` reaches here without config).
- */
+/** The dialect of a database URL (src/domain/database-url.ts); an unsupported scheme throws (`cli events move` reaches here without config). */
 export function dialectOf(url: string): Dialect {
-  if (/^postgres(ql)?:\/\//i.test(url)) return 'postgres';
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1];
-  if (scheme !== undefined && scheme.toLowerCase() !== 'sqlite') {
-    throw new Error(`unsupported database URL scheme '${scheme}://': use postgres://…, sqlite://… or a SQLite file path`);
+  return parsedUrl(url).dialect;
+}
+
+function parsedUrl(url: string): { dialect: Dialect; url: string } {
+  const parsed = parseDatabaseUrl(url);
+  if ('unsupported' in parsed) {
+    throw new Error(`unsupported database URL scheme '${parsed.unsupported}://': use postgres://…, sqlite://… or a SQLite file path`);
   }
-  return 'sqlite';
+  return parsed;
 }
 
 export function sqliteFileOf(url: string): string {
@@ -52,8 +52,8 @@ function knexLog(log: Logger | undefined): Knex.Config['log'] {
 }
 
 export function createDb(config: Pick<Config, 'DATABASE_URL'> & Partial<Pick<Config, 'SQLITE_CACHE_MB'>>, options: DbOptions = {}): Db {
-  const url = config.DATABASE_URL;
-  if (dialectOf(url) === 'postgres') {
+  const { dialect: kind, url } = parsedUrl(config.DATABASE_URL);
+  if (kind === 'postgres') {
     return knexFactory({
       client: 'pg',
       connection: url,
