@@ -4,6 +4,7 @@
  * Redis and queues, so shutdown runs: reconciler → workers (abort, hand back, close) → metrics
  * server → queues → Redis → database.
  */
+import { listenError } from '../http/server.js';
 import http from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { handlers } from '../../jobs/index.js';
@@ -38,11 +39,8 @@ async function startMetricsServer(ctx: ProcessContext): Promise<void> {
       .then((text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text))
       .catch(() => res.writeHead(500).end('metrics unavailable'));
   });
-  // A taken port was an unhandled 'error' event (a stack); now one line naming the variable.
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new Error(`WORKER_METRICS_PORT ${ctx.config.WORKER_METRICS_PORT} on HOST ${ctx.config.HOST}: ${err.code === 'EADDRINUSE' ? 'already in use' : err.message}`)),
-    );
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError('WORKER_METRICS_PORT', ctx.config.WORKER_METRICS_PORT, ctx.config.HOST, err)));
     server.listen(ctx.config.WORKER_METRICS_PORT, ctx.config.HOST, resolve);
   });
   ctx.lifecycle.register('worker-metrics', () => new Promise<void>((resolve) => server.close(() => resolve())));

@@ -17,6 +17,11 @@ function readNamed(variable: string, file: string): Buffer {
   }
 }
 
+/** A listen that failed, as one line naming the variable (a taken port was an unhandled 'error' stack). */
+export function listenError(variable: string, port: number, host: string, err: NodeJS.ErrnoException): Error {
+  return new Error(`${variable} ${port} on HOST ${host}: ${err.code === 'EADDRINUSE' ? 'already in use' : errorMessage(err)}`, { cause: err });
+}
+
 export async function listen(
   handler: RequestListener,
   config: Pick<Config, 'PORT' | 'HOST' | 'TLS_CERT_FILE' | 'TLS_KEY_FILE'>,
@@ -46,9 +51,7 @@ export async function listen(
   server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new Error(`PORT ${config.PORT} on HOST ${config.HOST}: ${err.code === 'EADDRINUSE' ? 'already in use' : errorMessage(err)}`)),
-    );
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError('PORT', config.PORT, config.HOST, err)));
     server.listen(config.PORT, config.HOST, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
