@@ -25,7 +25,7 @@ import { parseClickHouseUrl } from '../src/store/clickhouse/clickhouse-url.js';
 import { emptyEventRows, type EventRows } from '../src/store/event-rows.js';
 import { openBenchStore } from './bench-store.js';
 import { scratchClickHouse } from './clickhouse-cases.js';
-import { generateEvents } from './ingest-data.js';
+import { generateEvents, type BenchEvent } from './ingest-data.js';
 import { runIsolated } from './isolated.js';
 import { storeServerCpu } from './store-server-cpu.js';
 
@@ -68,12 +68,17 @@ export const FLOOR_NAMES: Record<StoreKind, string> = {
 
 /** Events per transaction / COPY / insert in every floor. */
 export const FLOOR_CHUNK = 20_000;
-const COLUMNS = ['project_id', 'event', 'distinct_id', 'time', 'insert_id', 'properties', 'source', 'ingested_at', 'device_id'];
+export const COLUMNS = ['project_id', 'event', 'distinct_id', 'time', 'insert_id', 'properties', 'source', 'ingested_at', 'device_id'];
 
 /** Generated bench events as store rows (what the write path would hand a store). */
 export function benchRows(n: number, seed = 42, identity = false): EventRows {
+  return rowsOfEvents(generateEvents(n, seed, identity));
+}
+
+/** Bench events (as a client posts them) as store rows, with no validation: the floors' and the ceiling's rows. */
+export function rowsOfEvents(events: readonly BenchEvent[]): EventRows {
   const rows = emptyEventRows();
-  for (const e of generateEvents(n, seed, identity)) {
+  for (const e of events) {
     const { time, distinct_id, $insert_id, ...rest } = e.properties;
     rows.event.push(e.event);
     rows.distinctId.push(distinct_id as string);
@@ -85,7 +90,6 @@ export function benchRows(n: number, seed = 42, identity = false): EventRows {
   return rows;
 }
 
-/** A bench's floor run in its own process (peak RSS its own), checked that every row landed. */
 export async function measureFloor(
   kind: StoreKind,
   n: number,
@@ -171,6 +175,18 @@ function copyField(v: unknown): string {
   return /[\\\t\n\r]/.test(s) ? s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r') : s;
 }
 
+/** The rows as the body of `COPY events (COLUMNS) FROM STDIN`. */
+export function copyTextOf(rows: EventRows, projectId: number, source: string, now: number): Buffer {
+  let text = '';
+  for (let i = 0; i < rows.event.length; i++) text += `${tuple(rows, i, projectId, source, now).map(copyField).join('\t')}\n`;
+  return Buffer.from(text);
+}
+
+/** The rows as the RowBinary body of an INSERT into ClickHouse's events (INSERT_COLUMNS). */
+export function rowBinaryOf(rows: EventRows, projectId: number, source: string, now: number): Buffer {
+  return Buffer.concat(eventsBodyOf(rows, { projectId, source, now, ver: 1, isNew: true }).chunks.chunks());
+}
+
 /**
  * Lands chunks `streams` at a time: each round's bodies are encoded untimed, then sent side by
  * side on their own streams and timed until the last is acknowledged. A round holds `streams`
@@ -209,11 +225,7 @@ async function postgresFloor(serverUrl: string, chunks: () => Iterable<EventRows
   const now = Date.now();
   const clients = Array.from({ length: FLOOR_STREAMS.postgres }, () => new pg.Client({ connectionString: o.url }));
   await Promise.all(clients.map((c) => c.connect()));
-  const encode = (rows: EventRows) => {
-    let text = '';
-    for (let i = 0; i < rows.event.length; i++) text += `${tuple(rows, i, o.projectId, source, now).map(copyField).join('\t')}\n`;
-    return Buffer.from(text);
-  };
+  const encode = (rows: EventRows) => copyTextOf(rows, o.projectId, source, now);
   const landed = await landInRounds(
     chunks(),
     clients.length,
@@ -236,7 +248,7 @@ async function clickhouseFloor(serverUrl: string, chunks: () => Iterable<EventRo
     const now = Date.now();
     // The finished body, encoded before the clock: handing the client objects would encode them
     // on this thread while the clock runs.
-    const encode = (rows: EventRows) => Buffer.concat(eventsBodyOf(rows, { projectId: 1, source, now, ver: 1, isNew: true }).chunks.chunks());
+    const encode = (rows: EventRows) => rowBinaryOf(rows, 1, source, now);
     const landed = await landInRounds(chunks(), streams, encode, async (body) => {
       const result = await client.exec({ query: `INSERT INTO events (${INSERT_COLUMNS.join(', ')}) FORMAT RowBinary`, values: Readable.from([body]) });
       await pipeline(result.stream, new Writable({ write: (_c, _e, done) => done() }));

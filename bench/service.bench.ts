@@ -7,10 +7,11 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { measureCeiling } from './ceiling-cases.js';
 import { clickhouseReachable } from './clickhouse-reachable.js';
 import { FLOOR_NAMES, measureFloor, type StoreKind } from './floors.js';
 import { pgReachable } from './pg-reachable.js';
-import { serviceImport, type ServiceArgs } from './service-cases.js';
+import { BATCH, serviceImport, type ServiceArgs } from './service-cases.js';
 import type { BenchContext, BenchModule, BenchRow } from './types.js';
 
 export function median(xs: readonly number[]): number {
@@ -45,9 +46,15 @@ async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats:
   const storeCpus: number[] = [];
   const floorStoreCpus: number[] = [];
   const rss: number[] = [];
+  const ceilings: number[] = [];
+  const ceilingRatios: number[] = [];
   for (let r = 0; r < repeats; r++) {
     ctx.log(`service ${kind}: run ${r + 1}/${repeats}: floor (${n.toLocaleString('en-US')} events)`);
     const floor = await measureFloor(kind, n, floorTarget(ctx, kind, 'service'));
+    ctx.log(`service ${kind}: run ${r + 1}/${repeats}: ceiling (a bare server, same clients)`);
+    const ceiling = await measureCeiling({ kind, n, target: floorTarget(ctx, kind, 'ceiling'), clients: 4, batch: BATCH });
+    ceilings.push(ceiling);
+    ceilingRatios.push(ceiling / floor.rate);
     ctx.log(`service ${kind}: run ${r + 1}/${repeats}: npm start + POST /import`);
     const args: ServiceArgs = { kind, n, tmpDir: ctx.tmpDir, pgUrl: ctx.pgUrl, clickhouseUrl: ctx.clickhouseUrl, redisUrl: ctx.redisUrl, clients: 4 };
     const res = await serviceImport(args);
@@ -61,7 +68,7 @@ async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats:
     if (res.storeCpuUsPerEvent !== undefined) storeCpus.push(res.storeCpuUsPerEvent);
     if (floor.storeCpuUsPerEvent !== undefined) floorStoreCpus.push(floor.storeCpuUsPerEvent);
     rss.push(res.serverPeakRssMb);
-    ctx.log(`service ${kind}: ${Math.round(rate)} events/s vs floor ${Math.round(floor.rate)} (${(rate / floor.rate).toFixed(2)})`);
+    ctx.log(`service ${kind}: ${Math.round(rate)} events/s vs floor ${Math.round(floor.rate)} (${(rate / floor.rate).toFixed(2)}); ceiling ${Math.round(ceiling)} (${(ceiling / floor.rate).toFixed(2)})`);
   }
   const section = `service ${kind}`;
   const spread = `ratios ${ratios.map((x) => x.toFixed(2)).join(' ')}`;
@@ -81,6 +88,14 @@ async function storeRows(ctx: BenchContext, kind: StoreKind, n: number, repeats:
       ratio: `${median(ratios).toFixed(2)} of floor`,
       peakRssMb: Math.max(...rss),
       note: `${spread}; server cpu ${median(cpus).toFixed(1)} µs/event (main thread ${median(mainCpus).toFixed(1)})${storeCpus.length ? `; ${storeCpuNote(kind, storeCpus).slice(0, -2)}` : ''}`,
+    },
+    {
+      section,
+      name: 'ceiling: a bare server (gunzip, parse, land; nothing checked), same clients',
+      unit: 'events/s',
+      value: median(ceilings),
+      ratio: `${median(ceilingRatios).toFixed(2)} of floor`,
+      note: `ratios ${ceilingRatios.map((x) => x.toFixed(2)).join(' ')}; a subset of /import's work, so the most any service can reach with this request shape here (noise aside)`,
     },
   ];
 }
