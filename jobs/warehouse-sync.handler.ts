@@ -1,10 +1,12 @@
 /**
  * The warehouse-sync handler: one run of one import. Reads the source in a deterministic order,
- * from the run's checkpoint on, in batches of WAREHOUSE_BATCH_SIZE rows; each batch commits with
- * the run's counts and checkpoint (src/warehouse/sync-batch.ts), so a crash, a deploy or a Redis
- * loss resumes where the last committed batch ended and — with every write path deduplicating —
- * converges to the same data. The time_based watermark moves only in the transaction that marks
- * the run SUCCEEDED.
+ * in batches of WAREHOUSE_BATCH_SIZE rows; each batch commits with the run's counts and
+ * checkpoint (src/warehouse/sync-batch.ts), so a crash, a deploy or a Redis loss loses nothing
+ * committed. The next attempt re-reads from the first row (restartRead: a position in a table
+ * that may have changed names no fixed row) and — with every write path deduplicating and a
+ * mirror's snapshot finding written rows the same — converges to the table as it is then,
+ * counting nothing twice. The time_based watermark moves only in the transaction that marks the
+ * run SUCCEEDED.
  *
  * Failure edges: a PermanentError (bad mapping, missing table or column, bad credentials) or the
  * last attempt marks the run FAILED; anything else puts it back to QUEUED with the error logged
@@ -29,7 +31,7 @@ import { nextWatermark, outcomeLine, SyncState } from '../src/warehouse/sync-sta
 import { sweepVanished } from '../src/warehouse/mirror-batch.js';
 import type { JobContext } from './types.js';
 import { enqueuePartitionFlow, planPartitions } from './warehouse-sync.partition.js';
-import { mirrorContext, readAndCommit, Superseded } from './warehouse-sync.read.js';
+import { mirrorContext, readAndCommit, restartRead, Superseded } from './warehouse-sync.read.js';
 import { readChangesAndCommit } from './warehouse-sync.changes.js';
 
 export type SyncOutcome = 'succeeded' | 'interrupted' | 'already-finished' | 'cancelled' | 'missing' | 'partitioned';
@@ -65,7 +67,9 @@ export async function runWarehouseSync(runId: string, ctx: JobContext): Promise<
     if (!('after' in checkpoint)) checkpoint.after = imp.definition.sync_mode === 'time_based' ? imp.watermark : null;
     startLine =
       checkpoint.offset > 0
-        ? `attempt ${attempt} (job ${ctx.jobId}): resuming after row ${checkpoint.offset}`
+        ? imp.definition.sync_mode === 'mirror' && checkpoint.readDone
+          ? `attempt ${attempt} (job ${ctx.jobId}): the whole table was read; deleting what it no longer holds`
+          : `attempt ${attempt} (job ${ctx.jobId}): re-reading from the first row (a position in a table that may have changed since attempt ${attempt - 1} names no fixed row)`
         : `attempt ${attempt} (job ${ctx.jobId}): started, reading ${source.type} ${tableLabel(imp.definition)}` +
           (checkpoint.after !== null && checkpoint.after !== undefined ? ` where ${imp.definition.insert_time_column_name} >= ${JSON.stringify(checkpoint.after)}` : '');
     return { checkpoint, log: appendLog(current.log, [logLine(now, startLine)]) };
@@ -173,9 +177,16 @@ async function sync({ run, imp, source }: Loaded, attempt: number, state: SyncSt
         nextLogAt = nextMilestone(state);
       }
     };
-    const read = { run, imp, source, connector, spec: { ...spec, offset: state.offset }, state, record: runRecorder(run.id, attempt), afterCommit };
-    if ((await readAndCommit(read, ctx)) === 'interrupted') return interrupted(run.id, attempt, state, ctx);
-    if (def.sync_mode === 'mirror') {
+    const read = { run, imp, source, connector, spec, state, record: runRecorder(run.id, attempt), afterCommit };
+    const mirror = def.sync_mode === 'mirror';
+    // A mirror that read the whole table only has the sweep left; anything else read is read again.
+    if (!(mirror && state.checkpoint.readDone)) {
+      if (state.offset > 0 && !(await restartRead(read, ctx))) throw new Superseded();
+      if ((await readAndCommit(read, ctx)) === 'interrupted') return interrupted(run.id, attempt, state, ctx);
+    }
+    if (mirror) {
+      // Committed with the sweep's first chunk (or the success): a later attempt only sweeps.
+      state.checkpoint = { ...state.checkpoint, readDone: true };
       const swept = await sweepVanished(mirrorContext(read, ctx), def.import_type as 'events' | 'people' | 'groups', def.group_key, state, ctx.signal);
       if (swept === false) throw new Superseded();
       if (swept === 'interrupted') return interrupted(run.id, attempt, state, ctx);

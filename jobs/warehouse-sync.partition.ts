@@ -1,8 +1,9 @@
 /**
  * Partitioned sync runs (a run over SYNC_PARTITION_ROWS rows is split into partitions): what a sync supplies to the run machinery —
  * how to plan partitions (split points of the read's first order column, pushed down to the
- * source), how to read one (the same ordered read, limited to its range, resumed from the
- * partition's own checkpoint) and how to commit one (the partition row and the run's counts in
+ * source), how to read one (the same ordered read, limited to its range; a resumed partition
+ * re-reads its range from its first row, as a resumed run re-reads the table — a mirror
+ * partition marks what it reads with its own tag and forgets those marks first) and how to commit one (the partition row and the run's counts in
  * the batch's transaction). The run succeeds — and the watermark moves — in the transaction that
  * marks its last partition done, under the run row's lock, so exactly one partition finishes it.
  * A partition that fails for good fails the run with its error; the others stop at their next
@@ -24,6 +25,7 @@ import {
 import { addRunCounts, countsDelta, finishRun, findRun, lockRun, recordProgress, setRunLog, ZERO_COUNTS, type Counts, type SyncCheckpoint, type SyncRun } from '../src/db/sync-runs.repo.js';
 import { findImport, findSource, setWatermark, type WarehouseImport } from '../src/db/warehouse.repo.js';
 import { appendLog, logLine } from '../src/domain/sync-log.js';
+import { partitionSeenTag } from '../src/domain/mirror-diff.js';
 import { compareWatermarks } from '../src/domain/warehouse-values.js';
 import { errorMessage, PermanentError, RetryableError } from '../src/lib/errors.js';
 import { warehouseSyncFinishJobId, warehouseSyncPartJobId } from '../src/queue/job-ids.js';
@@ -35,9 +37,9 @@ import type { BatchRecorder } from '../src/warehouse/sync-batch.js';
 import { nextWatermark, outcomeLine, SyncState } from '../src/warehouse/sync-state.js';
 import { sweepVanished } from '../src/warehouse/mirror-batch.js';
 import type { JobContext } from './types.js';
-import { readAndCommit, Superseded } from './warehouse-sync.read.js';
+import { readAndCommit, restartRead, Superseded } from './warehouse-sync.read.js';
 
-type PartCheckpoint = Pick<SyncCheckpoint, 'offset' | 'maxInsertTime' | 'samples'>;
+type PartCheckpoint = Pick<SyncCheckpoint, 'offset' | 'maxInsertTime' | 'samples' | 'discount'>;
 
 const KIND = 'sync' as const;
 
@@ -118,7 +120,9 @@ export async function runSyncPartition({ runId, part }: { runId: string; part: n
   const counts = { ...ZERO_COUNTS, ...p.counts } as Counts;
   // About SYNC_PARTITION_ROWS rows: the estimate decides whether a reader thread pays off.
   const state = new SyncState({ ...counts, rowsTotal: ctx.config.SYNC_PARTITION_ROWS }, { ...p.checkpoint }, []);
-  const startLine = `${label} (job ${ctx.jobId}, attempt ${attempt}, worker ${p.worker}): ${state.offset > 0 ? `resuming after row ${state.offset}` : 'started'}`;
+  const startLine =
+    `${label} (job ${ctx.jobId}, attempt ${attempt}, worker ${p.worker}): ` +
+    (state.offset > 0 ? `re-reading its range from the first row (a position in a table that may have changed since attempt ${attempt - 1} names no fixed row)` : 'started');
   await sayOnRun(ctx.db, runId, [startLine]);
   await ctx.logLine(startLine);
 
@@ -126,12 +130,15 @@ export async function runSyncPartition({ runId, part }: { runId: string; part: n
   try {
     connector = connectorFor(ctx, source);
     const columns = await connector.describe(imp.definition.table_params);
-    const spec: ReadSpec = { ...readSpecFor(imp.definition, columns, run.checkpoint.after), range: p.range, offset: state.offset };
+    const spec: ReadSpec = { ...readSpecFor(imp.definition, columns, run.checkpoint.after), range: p.range };
     const afterCommit = async () => {
       await ctx.progress({ percent: state.percent(), rows_read: state.counts.rowsRead, partition: p.idx + 1, partitions: p.total });
       if (ctx.parentProgress) await ctx.parentProgress(await runProgress(ctx, runId));
     };
-    const out = await readAndCommit({ run, imp, source, connector, spec, state, record: partitionRecorder(key, attempt, label), afterCommit }, ctx);
+    const seenAs = imp.definition.sync_mode === 'mirror' ? partitionSeenTag(runId, p.idx) : undefined;
+    const read = { run, imp, source, connector, spec, state, record: partitionRecorder(key, attempt, label), afterCommit, seenAs };
+    if (state.offset > 0 && !(await restartRead(read, ctx))) throw new Superseded();
+    const out = await readAndCommit(read, ctx);
     if (out === 'interrupted') {
       await finishPartition(ctx.db, key, attempt, 'queued', { now: Date.now() });
       await sayOnRun(ctx.db, runId, [`${label} interrupted after row ${state.offset} (${interruptionCause(ctx.signal)}); will resume`]);

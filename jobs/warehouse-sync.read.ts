@@ -4,6 +4,7 @@
  * row plus the run's counts) the batches commit with.
  */
 import { WarehouseReadAborted, type ReadSpec, type Row, type WarehouseConnector } from '../connectors/warehouse.js';
+import { unmarkMirrorRows } from '../src/db/mirror-rows.repo.js';
 import type { SyncRun } from '../src/db/sync-runs.repo.js';
 import type { WarehouseImport, WarehouseSource } from '../src/db/warehouse.repo.js';
 import type { ImportDefinition } from '../src/domain/warehouse-import.js';
@@ -14,7 +15,7 @@ import { rowBatches } from '../src/warehouse/row-batches.js';
 import { tableLabel } from '../src/warehouse/read-spec.js';
 import { openSourceConfig } from '../src/warehouse/sources.service.js';
 import { commitMirrorEventRows, commitMirrorProfileBatch, type MirrorContext, type MirrorProfileWriter } from '../src/warehouse/mirror-batch.js';
-import { commitBatch, commitEventBatch, type BatchRecorder, type BatchWriter } from '../src/warehouse/sync-batch.js';
+import { commitBatch, commitEventBatch, commitStaged, type BatchRecorder, type BatchWriter } from '../src/warehouse/sync-batch.js';
 import type { SyncState } from '../src/warehouse/sync-state.js';
 import type { JobContext } from './types.js';
 
@@ -26,12 +27,31 @@ export interface RangeRead {
   imp: WarehouseImport;
   source: WarehouseSource;
   connector: WarehouseConnector;
-  /** The rows to read, with `offset` = the checkpoint to resume after. */
+  /** The rows to read, from the first (a resumed attempt re-reads: restartRead). */
   spec: ReadSpec;
   state: SyncState;
   record: BatchRecorder;
   /** After each committed batch (progress, log lines). */
   afterCommit: () => Promise<void>;
+  /** Mirror: what this read marks its rows seen as (a partition's tag; the run id by default). */
+  seenAs?: string;
+}
+
+/**
+ * A resumed attempt (`state.offset` > 0: an earlier one committed rows) re-reads from the first
+ * row rather than after a position — rows deleted from the table since would shift a position
+ * past rows never read. In one transaction with the read's record: the counts start again
+ * (StagedBatch.restart) and a mirror forgets what this read marked seen, so the re-read marks
+ * exactly what the table holds now. False when the run is no longer ours.
+ */
+export async function restartRead(r: RangeRead, ctx: JobContext): Promise<boolean> {
+  const def = r.imp.definition;
+  const mirror = def.sync_mode === 'mirror' ? mirrorContext(r, ctx) : undefined;
+  const staged = r.state.stage();
+  staged.restart(mirror ? 'mirror' : def.import_type === 'events' ? 'events' : 'profiles');
+  return commitStaged({ db: ctx.db, record: r.record }, r.state, staged, async (trx) => {
+    if (mirror) await unmarkMirrorRows(trx, mirror.importId, mirror.seenAs ?? mirror.runId);
+  });
 }
 
 /** Reads and commits `spec` to the end ('done') or until the signal aborts ('interrupted'). */
@@ -101,8 +121,8 @@ function profileCommitter(def: ImportDefinition, r: RangeRead, ctx: JobContext):
 }
 
 /** What a mirror run's batches and sweep commit with: the import's snapshot, fenced like every batch by `record`. */
-export function mirrorContext(r: Pick<RangeRead, 'run' | 'imp' | 'record'>, ctx: JobContext): MirrorContext {
-  return { db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId, importId: r.imp.id, runId: r.run.id };
+export function mirrorContext(r: Pick<RangeRead, 'run' | 'imp' | 'record' | 'seenAs'>, ctx: JobContext): MirrorContext {
+  return { db: ctx.db, events: ctx.events, record: r.record, projectId: r.imp.projectId, importId: r.imp.id, runId: r.run.id, seenAs: r.seenAs };
 }
 
 export function mirrorProfileWriter(def: ImportDefinition): MirrorProfileWriter {
@@ -168,5 +188,5 @@ const READER_THREAD_MIN_ROWS = 20_000;
 function useReaderThread(ctx: JobContext, state: SyncState): boolean {
   const mode = ctx.config.WAREHOUSE_READER_THREAD;
   if (mode !== 'auto') return mode === 'on';
-  return state.rowsTotal === null || state.rowsTotal - state.offset >= READER_THREAD_MIN_ROWS;
+  return state.rowsTotal === null || state.rowsTotal >= READER_THREAD_MIN_ROWS;
 }

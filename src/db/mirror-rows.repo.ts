@@ -3,7 +3,8 @@
  * and the run that last saw the key. Written in the same transaction as the events or profiles it
  * describes, so it always says what the project holds.
  */
-import type { SnapshotEntry } from '../domain/mirror-diff.js';
+import { partitionSeenPrefix, UNSEEN, type SnapshotEntry } from '../domain/mirror-diff.js';
+import type { Knex } from 'knex';
 import type { DbOrTrx } from './knex.js';
 
 /** Keys per statement: well inside SQLite's bound-variable limit. */
@@ -41,10 +42,29 @@ export async function markMirrorRows(
   }
 }
 
+/**
+ * Rows the run has not seen: marked neither with its id nor with one of its partitions'
+ * (`<run>:p<idx>`, domain/mirror-diff.ts `partitionSeenTag`).
+ */
+function notSeenBy(q: Knex.QueryBuilder, runId: string): Knex.QueryBuilder {
+  const prefix = partitionSeenPrefix(runId).replace(/[\\%_]/g, (c) => `\\${c}`);
+  return q.whereNot('seen_run', runId).whereRaw("seen_run NOT LIKE ? ESCAPE '\\'", [`${prefix}%`]);
+}
+
 /** Up to `limit` keys the run has not seen (vanished from the warehouse), in key order. */
 export async function unseenMirrorKeys(db: DbOrTrx, importId: number, runId: string, limit: number): Promise<string[]> {
-  const rows = await db('mirror_rows').where('import_id', importId).whereNot('seen_run', runId).orderBy('key').limit(limit).select('key');
-  return rows.map((r) => r.key as string);
+  const rows = await notSeenBy(db('mirror_rows').where('import_id', importId), runId).orderBy('key').limit(limit).select('key');
+  return rows.map((r: { key: string }) => r.key);
+}
+
+/**
+ * Forgets that `seenAs` (a run, or one partition of it) saw any key: a resumed read re-reads
+ * from its first row and marks again exactly the rows the table still holds, so the sweep
+ * deletes the rest — a row read by an earlier attempt and deleted since included. The hashes
+ * stay: a row already written comes back "the same".
+ */
+export async function unmarkMirrorRows(db: DbOrTrx, importId: number, seenAs: string): Promise<number> {
+  return db('mirror_rows').where({ import_id: importId, seen_run: seenAs }).update({ seen_run: UNSEEN });
 }
 
 /**
@@ -54,7 +74,7 @@ export async function unseenMirrorKeys(db: DbOrTrx, importId: number, runId: str
 export async function removeMirrorRows(db: DbOrTrx, importId: number, keys: readonly string[], runId: string): Promise<number> {
   let n = 0;
   for (let i = 0; i < keys.length; i += CHUNK) {
-    n += await db('mirror_rows').where('import_id', importId).whereIn('key', keys.slice(i, i + CHUNK)).whereNot('seen_run', runId).delete();
+    n += await notSeenBy(db('mirror_rows').where('import_id', importId).whereIn('key', keys.slice(i, i + CHUNK)), runId).delete();
   }
   return n;
 }

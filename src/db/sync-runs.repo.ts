@@ -11,10 +11,21 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export type RunTrigger = 'manual' | 'scheduled';
 export const ACTIVE_STATUSES: readonly RunStatus[] = ['QUEUED', 'RUNNING'];
 
-/** Committed with every batch; a retried run resumes from it. */
+/** Committed with every batch; a retried run starts from it. */
 export interface SyncCheckpoint {
-  /** Source rows of the ordered read already committed (the resume offset). */
+  /**
+   * Source rows of the read already committed. Not a resume position: a position in a table that
+   * may have changed since names no fixed row, so a retried attempt re-reads from the first row
+   * (what it finds committed already is deduplicated, or the same in a mirror's snapshot).
+   */
   offset: number;
+  /**
+   * Append events, after a re-read began: how many of the duplicates it finds are events the
+   * earlier attempts stored themselves (not counted as duplicates; what is left of it).
+   */
+  discount?: number;
+  /** mirror: the whole table was read and marked; an attempt after this only finishes the sweep. */
+  readDone?: boolean;
   /** time_based: the watermark the run reads after (fixed when the run first starts). */
   after?: string | number | null;
   /** time_based: the greatest insert-time value committed so far (becomes the watermark on success). */

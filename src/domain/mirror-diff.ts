@@ -16,10 +16,26 @@ export type MirrorChange = 'insert' | 'update' | 'same' | 'duplicate';
 
 export interface SnapshotEntry {
   hash: string;
-  /** The run that last saw the key in the warehouse. */
+  /** The run that last saw the key in the warehouse (or one partition of it, `<run>:p<idx>`; UNSEEN: forgotten by a resumed read). */
   seenRun: string;
   /** Profiles: the property names the row set (what a later row that lacks them `$unset`s). */
   propKeys?: string[];
+}
+
+/** What `seenRun` says of a key no read of the current run has seen (yet): set when a resumed read forgets its marks. */
+export const UNSEEN = '';
+
+/**
+ * A partition of a run marks what it reads as `<run>:p<idx>`, so a resumed partition can forget
+ * its own marks (and only those) before it re-reads its range; the run has seen a key that any
+ * of its partitions marked.
+ */
+export const partitionSeenPrefix = (runId: string): string => `${runId}:p`;
+export const partitionSeenTag = (runId: string, idx: number): string => `${partitionSeenPrefix(runId)}${idx}`;
+
+/** Whether `runId` (itself, or one of its partitions) has seen a key marked `seenRun`. */
+export function seenInRun(seenRun: string, runId: string): boolean {
+  return seenRun === runId || seenRun.startsWith(partitionSeenPrefix(runId));
 }
 
 /** Longest key a snapshot holds (the column's size); longer keys are rejected rows. */
@@ -50,7 +66,7 @@ export function snapshotChanges(keys: readonly string[], hashes: readonly string
   return keys.map((key, i) => {
     const entry = known.get(key);
     if (!entry) return 'insert';
-    if (entry.seenRun === runId) return 'duplicate';
+    if (seenInRun(entry.seenRun, runId)) return 'duplicate';
     return entry.hash === hashes[i] ? 'same' : 'update';
   });
 }

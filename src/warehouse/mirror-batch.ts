@@ -7,9 +7,11 @@
  * has been read, the sweep deletes what the run did not see — the rows that vanished — chunk by
  * chunk, each chunk committed with its count.
  *
- * The snapshot changes only with what it describes, so a crash at any point resumes from the last
- * committed batch or chunk and converges; a failed run leaves project and snapshot in step, and
- * the next run's diff is still exact.
+ * The snapshot changes only with what it describes, so a crash at any point loses nothing
+ * committed; a resumed attempt forgets its run's marks and re-reads from the first row (a
+ * position in a table that may have changed names no fixed row): rows already written are the
+ * same, the table's rows are marked again, and the sweep deletes exactly what the table no longer
+ * holds. A failed run leaves project and snapshot in step, and the next run's diff is still exact.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Row } from '../../connectors/warehouse.js';
@@ -31,7 +33,10 @@ export interface MirrorContext {
   record: BatchRecorder;
   projectId: number;
   importId: number;
+  /** The run: a key it (or any of its partitions) saw is taken, and not swept. */
   runId: string;
+  /** What this read marks the rows it saw as: the run id, or a partition's `<run>:p<idx>` (so a resumed partition forgets only its own marks). */
+  seenAs?: string;
 }
 
 /** How a people or groups table maps for a mirror: the profile mapper and the columns that are not properties. */
@@ -112,7 +117,7 @@ export async function commitMirrorEventRows(
       }
       if (given.length > 0) await removeMirrorRows(trx, mc.importId, given, mc.runId);
     }
-    await markMirrorRows(trx, mc.importId, seen, mc.runId);
+    await markMirrorRows(trx, mc.importId, seen, mc.seenAs ?? mc.runId);
   });
 }
 
@@ -164,7 +169,7 @@ export async function commitMirrorProfileBatch(mc: MirrorContext, state: SyncSta
       if (change === 'insert') staged.counts.numImported += 1;
       else if (change === 'update') staged.counts.numUpdated += 1;
     });
-    await markMirrorRows(trx, mc.importId, seen, mc.runId);
+    await markMirrorRows(trx, mc.importId, seen, mc.seenAs ?? mc.runId);
   });
 }
 

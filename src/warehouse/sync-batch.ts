@@ -86,6 +86,7 @@ export async function commitStaged(
   try {
     await bc.db.transaction(async (trx) => {
       await writeBatch(trx, now);
+      staged.settle();
       const log = await bc.record(trx, staged, state, now);
       if (!log) throw new NotOurs();
       staged.adopt(log);

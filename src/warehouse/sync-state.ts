@@ -3,7 +3,7 @@
  * are staged per batch and only adopted once the batch's transaction committed, so a rolled-back
  * batch leaves the view exactly as SQL has it.
  */
-import { COUNT_FIELDS, type Counts, type SyncCheckpoint, type SyncRun } from '../db/sync-runs.repo.js';
+import { COUNT_FIELDS, ZERO_COUNTS, type Counts, type SyncCheckpoint, type SyncRun } from '../db/sync-runs.repo.js';
 import { appendLog, logLine } from '../domain/sync-log.js';
 import { compareWatermarks, watermarkValue } from '../domain/warehouse-values.js';
 
@@ -11,6 +11,9 @@ import { compareWatermarks, watermarkValue } from '../domain/warehouse-values.js
 export const REJECT_SAMPLES = 20;
 
 export type { Counts };
+
+/** What a read restarted from its first row keeps of its counts (see StagedBatch.restart). */
+export type RestartKind = 'mirror' | 'events' | 'profiles';
 
 /**
  * The import's watermark after a run that succeeded with `checkpoint`, or undefined to leave it:
@@ -102,6 +105,36 @@ export class StagedBatch {
     if (v === undefined) return;
     const cur = this.checkpoint.maxInsertTime;
     if (cur === undefined || compareWatermarks(v, cur) > 0) this.checkpoint.maxInsertTime = v;
+  }
+
+  /**
+   * A resumed attempt re-reads from the first row: what the earlier attempts wrote is written
+   * again as nothing new, so the counts start again but for the changes that happened.
+   * - mirror: inserted, updated and deleted stay (the re-read finds those rows the same); rows
+   *   read, rejected and duplicates are counted again by the re-read;
+   * - append events: imported stays; the events it stored come back as duplicates, so that many
+   *   duplicates are discounted (`settle`). Off only by rows deleted between the attempts;
+   * - append people/groups: every update is applied (and counted) again.
+   * The insert-time maximum (time_based) and the rejected-row samples already logged stay.
+   */
+  restart(kind: RestartKind): void {
+    const c = this.counts;
+    const keep: Partial<Counts> =
+      kind === 'mirror' ? { numImported: c.numImported, numUpdated: c.numUpdated, numDeleted: c.numDeleted } : kind === 'events' ? { numImported: c.numImported } : {};
+    this.counts = { ...ZERO_COUNTS, ...keep };
+    this.checkpoint.offset = 0;
+    delete this.checkpoint.readDone;
+    if (kind === 'events' && c.numImported > 0) this.checkpoint.discount = c.numImported;
+    else delete this.checkpoint.discount;
+  }
+
+  /** Before the batch is recorded: the duplicates it found that the earlier attempts' own events explain are not counted. */
+  settle(): void {
+    const found = this.counts.numDeduplicated - this.state.counts.numDeduplicated;
+    const own = Math.min(found, this.checkpoint.discount ?? 0);
+    if (own <= 0) return;
+    this.counts.numDeduplicated -= own;
+    this.checkpoint.discount! -= own;
   }
 
   read(rows: number): void {

@@ -85,11 +85,11 @@ describe.each(redisKinds())('partitioned sync over three worker processes, Redis
     expect(done.workers.length).toBeGreaterThanOrEqual(2);
     for (const w of done.workers) expect(w).toMatch(/^.+:\d+$/);
     const parts = await listPartitions(t.db, 'sync', run_id);
-    // The killed worker's partition was taken over (a second lease) and resumed, not restarted.
+    // The killed worker's partition was taken over (a second lease) and re-read its range from its first row.
     const taken = parts.find((x) => x.idx === running[0]!.idx)!;
     expect(taken.attempts).toBeGreaterThanOrEqual(2);
     expect(taken.worker).not.toBe(running[0]!.worker);
-    expect(done.log.join('\n')).toMatch(new RegExp(`partition ${taken.idx + 1} of ${parts.length} .*resuming after row \\d+`));
+    expect(done.log.join('\n')).toMatch(new RegExp(`partition ${taken.idx + 1} of ${parts.length} \\): re-reading its range from the first row`));
     expect(await countEvents(t.db, p.id)).toBe(ROWS);
     const dup = await t.db('events').where({ project_id: p.id }).groupBy('insert_id').havingRaw('COUNT(*) > 1').count({ n: '*' });
     expect(dup).toEqual([]);

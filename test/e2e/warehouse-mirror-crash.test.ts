@@ -1,7 +1,7 @@
 /**
  * A worker PROCESS killed with -9 in the middle of a mirror run: the batches committed before the
- * kill hold their events, snapshot entries and counts together; a restarted worker resumes after
- * the last of them, sweeps the vanished rows, and the project ends equal to the table with the
+ * kill hold their events, snapshot entries and counts together; a restarted worker re-reads from
+ * the first row, sweeps the vanished rows, and the project ends equal to the table with the
  * changes counted exactly once — nothing lost, nothing doubled. SQLite source; event stores
  * SQLite, PostgreSQL and (where CI provides one) ClickHouse — there the event writes land before
  * the batch's SQL commit, and a replay after the kill must still converge.

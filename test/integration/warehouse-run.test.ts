@@ -1,6 +1,6 @@
 /**
  * The sync handler's run lifecycle, called directly (as a worker would): shutdown mid-run keeps
- * the committed batches and resumes after them; a failing run never moves the time_based
+ * the committed batches and the next attempt re-reads from the first row, counting nothing twice; a failing run never moves the time_based
  * watermark; a source that no longer matches the import fails the run with a clear error; a
  * newer attempt fences an older one out, and starts from the run as it is when it takes over; a
  * deleted import cancels its run.
@@ -69,7 +69,7 @@ describe.each(crossKinds(dbKinds()))('sync run lifecycle on %s, queues on %s', (
     ...extra,
   });
 
-  it('shutdown after a batch: the run goes back to QUEUED with its checkpoint, and the next attempt resumes after it', async () => {
+  it('shutdown after a batch: the run goes back to QUEUED with its checkpoint, and the next attempt re-reads from the first row, counting nothing twice', async () => {
     await newProject();
     const { importId } = await createSourceAndImport(api, src.sourceBody(), eventsImport('a'));
     const { run_id, job_id } = await manualSync(api, importId);
@@ -88,7 +88,7 @@ describe.each(crossKinds(dbKinds()))('sync run lifecycle on %s, queues on %s', (
     expect(await runWarehouseSync(run_id, jobContext(t.db, app.config, app.queues, { jobId: job_id }))).toBe('succeeded');
     run = (await findRun(t.db, run_id))!;
     expect(run).toMatchObject({ status: 'SUCCEEDED', rowsRead: 100, numImported: 100, numDeduplicated: 0, attempts: 2 });
-    expect(run.log.join('\n')).toMatch(/interrupted after row 10 \(shutdown\); will resume[\s\S]*attempt 2 .*resuming after row 10[\s\S]*succeeded: 100 rows read, 100 imported/);
+    expect(run.log.join('\n')).toMatch(/interrupted after row 10 \(shutdown\); will resume[\s\S]*attempt 2 .*re-reading from the first row[\s\S]*succeeded: 100 rows read, 100 imported/);
     expect(await countEvents(t.db, p.id)).toBe(100);
     // Running a finished run again does nothing.
     expect(await runWarehouseSync(run_id, jobContext(t.db, app.config, app.queues, { jobId: job_id }))).toBe('already-finished');
