@@ -32,10 +32,14 @@ export function scheduleCron(schedule: string): ScheduleOutcome {
 export const CATCH_UP_WINDOW_MS = 8 * 24 * 3600 * 1000;
 
 /**
- * The latest slot of `cronExpr` in (afterMs, nowMs], or undefined — what a scheduler that was down
- * should run once on return. Walks back minute by minute within a bounded window, so the cost is
+ * The latest slot of `cronExpr` in (afterMs, nowMs], or undefined — what a scheduler that missed
+ * it should run once. Walks back minute by minute within a bounded window, so the cost is
  * bounded whatever the gap. Seconds-level expressions (6 fields) have none: their next slot is
  * seconds away, and a catch-up would only put a gap-straddling extra run before it.
+ *
+ * A minute whose wall-clock time came an hour (or half an hour) earlier too — the hour repeated
+ * when clocks go back — is no slot: the live task fires only the first of the two, so a catch-up
+ * taking the second would run a daily schedule twice that day.
  */
 export function latestSlotBetween(cronExpr: string, timezone: string, afterMs: number, nowMs: number): number | undefined {
   if (cronExpr.trim().split(/\s+/).length === 6) return undefined;
@@ -44,10 +48,28 @@ export function latestSlotBetween(cronExpr: string, timezone: string, afterMs: n
   const task = cron.createTask(cronExpr, () => {}, { timezone });
   try {
     for (let t = nowMs - (nowMs % step); t > floor; t -= step) {
-      if (task.match(new Date(t))) return t;
+      if (task.match(new Date(t)) && !repeatsEarlierWallTime(t, timezone)) return t;
     }
     return undefined;
   } finally {
     void task.destroy();
   }
+}
+
+const wallClocks = new Map<string, Intl.DateTimeFormat>();
+
+/** The wall-clock date and minute of `ms` in `timezone`. */
+function wallMinute(ms: number, timezone: string): string {
+  let f = wallClocks.get(timezone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    wallClocks.set(timezone, f);
+  }
+  return f.format(ms);
+}
+
+/** Whether `ms`'s wall-clock minute already came 30 or 60 minutes earlier (a repeated hour at a fall-back). */
+export function repeatsEarlierWallTime(ms: number, timezone: string): boolean {
+  const wall = wallMinute(ms, timezone);
+  return wallMinute(ms - 3_600_000, timezone) === wall || wallMinute(ms - 1_800_000, timezone) === wall;
 }

@@ -5,7 +5,13 @@
  * (paused or deleted since? skip) and creates the slot's run through `triggerRun`. The run table's
  * unique (import, slot) key makes any number of schedulers safe: the first insert wins, the
  * others find the slot taken and do nothing — no leader election, no double firing.
+ *
+ * A tick can be missed while the process runs: node-cron drops a tick that comes more than a
+ * second late (a GC or CPU stall, a paused VM, a clock step, a long synchronous refresh). So every
+ * refresh, not only the first, runs the latest slot of each import that has no run yet — once,
+ * as after a restart — and leaves the last GRACE_MS to the live ticks.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Db } from '../db/knex.js';
 import { findImport, listScheduledImports } from '../db/warehouse.repo.js';
@@ -22,6 +28,8 @@ export interface SchedulerOptions {
   log: Logger;
   refreshMs: number;
   timezone: string;
+  /** The clock missed slots are looked for by (tests set it; node-cron's ticks keep the real one). */
+  clock?: () => number;
 }
 
 interface Entry {
@@ -31,13 +39,16 @@ interface Entry {
 
 export type SlotOutcome = 'created' | 'taken' | 'skipped' | 'not-scheduled';
 
+/** How long a slot belongs to its live tick before a refresh takes it for missed. */
+const GRACE_MS = 5_000;
+
 export class SyncScheduler {
   private readonly tasks = new Map<number, Entry>();
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private stopped = false;
-  /** Whether the first refresh (which runs missed slots once) has happened. */
-  private caughtUp = false;
+  /** Per import, up to when a refresh has looked for missed slots (so a refresh walks only the time since). */
+  private readonly checkedUpTo = new Map<number, number>();
 
   constructor(private readonly opts: SchedulerOptions) {}
 
@@ -59,10 +70,12 @@ export class SyncScheduler {
       try {
         const imports = await listScheduledImports(this.opts.db);
         const seen = new Set<number>();
-        const catchUp = !this.caughtUp;
-        const lastSlots = catchUp ? await latestScheduledSlots(this.opts.db) : new Map<number, number>();
+        const lastSlots = await latestScheduledSlots(this.opts.db);
         for (const imp of imports) {
           if (this.stopped) return;
+          // Ticks of the imports already scheduled, and a web server in the same process, go on
+          // between imports: the first walk back over days of an old import's slots takes a while.
+          await yieldToEventLoop();
           // One import's bad schedule (stored before validation tightened, or a node-cron surprise)
           // must not keep every other project's imports from being scheduled.
           try {
@@ -70,26 +83,21 @@ export class SyncScheduler {
             if (!s.ok || s.cron === null) continue;
             seen.add(imp.id);
             const cur = this.tasks.get(imp.id);
-            if (cur?.cron === s.cron) continue;
-            if (cur) await cur.task.destroy();
-            this.tasks.delete(imp.id);
-            const task = cron.schedule(s.cron, (c) => void this.fire(imp.id, c.date), {
-              timezone: this.opts.timezone,
-              name: `warehouse-import-${imp.id}`,
-              // A tick that lands while the previous one of this import is still inserting would only find its slot taken.
-              noOverlap: false,
-            });
-            this.tasks.set(imp.id, { cron: s.cron, task });
-            if (catchUp) await this.catchUp(imp.id, s.cron, Math.max(imp.updatedAt, lastSlots.get(imp.id) ?? 0));
+            if (cur?.cron !== s.cron) {
+              if (cur) await cur.task.destroy();
+              this.tasks.delete(imp.id);
+              this.tasks.set(imp.id, { cron: s.cron, task: this.schedule(imp.id, s.cron) });
+            }
+            await this.catchUp(imp.id, s.cron, Math.max(imp.updatedAt, lastSlots.get(imp.id) ?? 0, this.checkedUpTo.get(imp.id) ?? 0));
           } catch (err) {
             this.opts.log.error({ importId: imp.id, err: errorMessage(err) }, 'scheduler: could not schedule this import; the others are unaffected');
           }
         }
-        this.caughtUp = true;
         for (const [id, entry] of this.tasks) {
           if (!seen.has(id)) {
             await entry.task.destroy();
             this.tasks.delete(id);
+            this.checkedUpTo.delete(id);
           }
         }
       } catch (err) {
@@ -101,15 +109,33 @@ export class SyncScheduler {
     return this.refreshing;
   }
 
+  private schedule(importId: number, cronExpr: string): ScheduledTask {
+    const task = cron.schedule(cronExpr, (c) => void this.fire(importId, c.date), {
+      timezone: this.opts.timezone,
+      name: `warehouse-import-${importId}`,
+      // A tick that lands while the previous one of this import is still inserting would only find its slot taken.
+      noOverlap: false,
+      // node-cron's own warning goes to the console; this one is a log line, and the next refresh runs the slot.
+      suppressMissedWarning: true,
+    });
+    task.on('execution:missed', (c) =>
+      this.opts.log.warn({ importId, slot: c.date.toISOString() }, 'scheduler: tick missed (the process was busy or paused); the next refresh runs the latest missed slot'),
+    );
+    return task;
+  }
+
   /**
-   * On the scheduler's return: the latest slot it missed while down (after the import's last
-   * scheduled slot and its last change) runs once — not once per missed slot, and not never. Any
-   * number of returning schedulers agree on that slot, so the slot key keeps it to one run.
+   * The latest slot missed (after the import's last scheduled slot, its last change and the last
+   * look) runs once — not once per missed slot, and not never: while the scheduler was down, or
+   * a tick node-cron dropped. Any number of schedulers agree on that slot, so the slot key keeps
+   * it to one run.
    */
   private async catchUp(importId: number, cronExpr: string, afterMs: number): Promise<void> {
-    const slot = latestSlotBetween(cronExpr, this.opts.timezone, afterMs, Date.now());
+    const upTo = (this.opts.clock ?? Date.now)() - GRACE_MS;
+    const slot = latestSlotBetween(cronExpr, this.opts.timezone, afterMs, upTo);
+    this.checkedUpTo.set(importId, Math.max(afterMs, upTo));
     if (slot === undefined) return;
-    this.opts.log.info({ importId, slot: new Date(slot).toISOString() }, 'scheduler: running the latest slot missed while down');
+    this.opts.log.info({ importId, slot: new Date(slot).toISOString() }, 'scheduler: running the latest slot that no tick ran (missed while down or busy)');
     await this.fire(importId, new Date(slot));
   }
 

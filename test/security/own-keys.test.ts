@@ -3,7 +3,7 @@
  * "constructor", "hasOwnProperty", "__proto__") must be looked up as own keys everywhere — they are
  * refused with a 4xx, never matched against a function — and one import with a bad stored
  * schedule must not keep the scheduler from scheduling every other project's imports. Also the
- * scheduler's return after downtime: the latest missed slot runs once.
+ * scheduler's return after downtime, and a tick missed while it runs: the latest missed slot runs once.
  */
 import { describe, expect, it } from 'vitest';
 import { call, createSourceAndImport } from '../helpers/warehouse.js';
@@ -95,6 +95,26 @@ describe('hostile schedules and source types over HTTP, and the scheduler', () =
       await scheduler.stop();
       const runs = await runsOf();
       expect(runs.map((r) => [Number(r.slot), r.trigger]), `round ${round}`).toEqual([[latest, 'scheduled']]);
+    }
+  });
+
+  it('a slot whose tick was missed while the scheduler runs (a stall, a paused VM) runs at the next refresh, once', async () => {
+    const { importId } = await createSourceAndImport(w.api, w.src.sourceBody('yearly'), importBody('0 0 1 1 *'));
+    const newYear = Date.UTC(2025, 0, 1);
+    await w.t.db('warehouse_imports').where({ id: importId }).update({ updated_at: newYear - 40_000 });
+    let now = newYear - 10_000;
+    const scheduler = new SyncScheduler({ db: w.t.db, queues: w.app.queues, log: silentLogger, refreshMs: 60_000, timezone: 'UTC', clock: () => now });
+    const slots = async () => (await w.t.db('sync_runs').where({ import_id: importId })).map((r) => Number(r.slot));
+    try {
+      await scheduler.refresh();
+      expect(await slots()).toEqual([]);
+      // New Year's tick never came (node-cron drops a tick more than a second late).
+      now = newYear + 30_000;
+      await scheduler.refresh();
+      await scheduler.refresh();
+      expect(await slots()).toEqual([newYear]);
+    } finally {
+      await scheduler.stop();
     }
   });
 });
