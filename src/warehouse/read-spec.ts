@@ -1,6 +1,8 @@
 /**
- * What a sync asks the source for, per import type. The order is deterministic so a retried run
- * can skip the rows an earlier attempt committed (`offset`):
+ * What a sync asks the source for, per import type. The order is deterministic, so partitions
+ * split it into key ranges and every attempt reads the rows in the same order (a retried attempt
+ * re-reads from the first row — never an `offset` past the rows committed, which in a table that
+ * changed between attempts would name another row):
  * - events: the insert-time column first (time_based), then the columns of the dedupe identity
  *   (time, event name, insert id, user, internal user id, device). Rows equal on all of those
  *   map to the same stored event, so where they fall relative to a checkpoint cannot matter;
