@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../lib/logger.js';
 import { errorMessage, StoreUnavailableError, ValidationError } from '../lib/errors.js';
 import type { StoreOutageCheck } from '../store/store-outage.js';
-import { looksLikeStoreOutage } from '../lib/error-codes.js';
+import { errorCode, looksLikeStoreOutage } from '../lib/error-codes.js';
 import { surfaceOf } from './surface.js';
 import { allowedMethods } from './allowed-methods.js';
 import { methodNotAllowed } from './method-not-allowed.js';
@@ -44,9 +44,22 @@ function fromUrl(err: unknown): ValidationError | undefined {
  * that safe). A connection-level failure reaching this far is our own store's: connectors turn
  * their sources' failures into errors of their own.
  */
-function fromStore(err: unknown): ValidationError | undefined {
+export function fromStore(err: unknown): ValidationError | undefined {
+  if (isSqliteBusy(err)) {
+    return new ValidationError(503, 'database busy (another process holds its write lock): retry later', { headers: { 'Retry-After': '5' } });
+  }
   if (!looksLikeStoreOutage(err)) return undefined;
   return unavailable(err instanceof StoreUnavailableError ? 'event store' : 'database');
+}
+
+/**
+ * SQLite's write lock stayed taken past busy_timeout: a web and a worker process share one file,
+ * and a long job transaction (a slow event-store write inside it) holds the lock. Nothing is
+ * broken and nothing was written, so the client retries, as after an outage.
+ */
+function isSqliteBusy(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === 'SQLITE_BUSY' || code?.startsWith('SQLITE_BUSY_') === true;
 }
 
 function unavailable(what: 'event store' | 'database'): ValidationError {

@@ -5,6 +5,7 @@
  * project of another data residency.
  */
 import type { NextFunction, Request, Response } from 'express';
+import { fromStore } from './error-middleware.js';
 import type { Config } from '../../config/index.js';
 import type { Authenticator } from '../accounts/authenticator.js';
 import type { DbOrTrx } from '../db/knex.js';
@@ -48,8 +49,10 @@ export function requireReadAccess(deps: ReadDeps, projectIdOf: (req: Request) =>
  * clients reading `error`/`request` and ours reading `code`/`status` both understand it.
  */
 export function withRequestInErrors(err: unknown, req: Request, _res: Response, next: NextFunction): void {
-  if (err instanceof ValidationError) {
-    next(new ValidationError(err.status, err.message, { ...err.details, request: req.originalUrl.slice(0, 2048) }));
+  // A store outage too (503): the error middleware would shape it without `request`.
+  const known = err instanceof ValidationError ? err : fromStore(err);
+  if (known) {
+    next(new ValidationError(known.status, known.message, { ...known.details, request: req.originalUrl.slice(0, 2048) }));
     return;
   }
   next(err);

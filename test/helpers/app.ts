@@ -7,6 +7,7 @@ import os from 'node:os';
 import { configFrom, type Config } from '../../config/index.js';
 import { Authenticator } from '../../src/accounts/authenticator.js';
 import { createApp } from '../../src/http/app.js';
+import type { ReadinessCheck } from '../../src/http/deps.js';
 import { listen } from '../../src/http/server.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { createSecretBox, secretsKeyFrom } from '../../src/lib/secrets.js';
@@ -55,7 +56,8 @@ export function testConfig(overrides: Parameters<typeof configFrom>[0] = {}): Co
   });
 }
 
-export async function startTestApp(db: Db, overrides: Parameters<typeof configFrom>[0] = {}): Promise<TestApp> {
+/** `readiness`: more dependencies for /readyz beside the database and Redis. */
+export async function startTestApp(db: Db, overrides: Parameters<typeof configFrom>[0] = {}, more: { readiness?: ReadinessCheck[] } = {}): Promise<TestApp> {
   const config = testConfig(overrides);
   const redis = createRedisConnections(config);
   const queues = new JobQueues(redis);
@@ -70,6 +72,7 @@ export async function startTestApp(db: Db, overrides: Parameters<typeof configFr
     readiness: [
       { name: 'database', check: async () => void (await db.raw('select 1')) },
       { name: 'redis', check: () => redis.ping() },
+      ...(more.readiness ?? []),
     ],
   });
   const server = await listen(app, config);

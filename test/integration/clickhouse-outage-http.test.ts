@@ -81,7 +81,13 @@ describe.runIf(process.env.TEST_CLICKHOUSE_URL)('ingestion while ClickHouse is d
     expect(exported.status).toBe(503);
     expect(exported.headers.get('content-encoding')).toBeNull();
     expect(exported.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await exported.json()).toMatchObject({ code: 503, error: expect.stringMatching(/event store unavailable/) });
+    // With the path asked for, as every read-back error carries it.
+    expect(await exported.json()).toMatchObject({ code: 503, error: expect.stringMatching(/event store unavailable/), request: expect.stringMatching(/^\/api\/2\.0\/export\?/) });
+    const segmentation = await fetch(`${app.url}/api/2.0/segmentation?project_id=${p.id}&event=e&from_date=${from}&to_date=${from}`, {
+      headers: { authorization: basicAuth(p.sa.username, p.sa.secret) },
+    });
+    expect(segmentation.status).toBe(503);
+    expect(await segmentation.json()).toMatchObject({ code: 503, error: expect.stringMatching(/event store unavailable/), request: expect.stringMatching(/^\/api\/2\.0\/segmentation\?/) });
 
     await server.start();
     const stored = await store.count(p.id);

@@ -6,7 +6,11 @@
  */
 import type { Express } from 'express';
 import type { AppDeps } from '../deps.js';
+import { withTimeout } from '../../lib/with-timeout.js';
 import { checkOperator } from '../operator-auth.js';
+
+/** How long each dependency gets to answer: a store that accepts connections but never answers must not hang the probe. */
+const READY_CHECK_MS = 2000;
 
 export function mountHealth(app: Express, deps: AppDeps): void {
   app.get('/healthz', (_req, res) => {
@@ -16,7 +20,7 @@ export function mountHealth(app: Express, deps: AppDeps): void {
     const results = await Promise.all(
       deps.readiness.map(async ({ name, check }) => {
         try {
-          await check();
+          await withTimeout(check(), READY_CHECK_MS);
           return [name, 'ok'] as const;
         } catch (err) {
           return [name, err instanceof Error ? err.message : String(err)] as const;
