@@ -71,7 +71,8 @@ export class StatementClient {
       if (signal?.aborted) throw new WarehouseReadAborted();
       const code = networkCode(err);
       if (code === 'ENOTFOUND') throw new WarehouseError(`cannot reach Databricks: ${this.base.hostname} does not resolve (${code})`);
-      throw new WarehouseError(`cannot reach Databricks at ${this.base.origin} (${code ?? (err as Error).message}); will retry`, true);
+      // Not the error's message: fetch quotes a header it refuses, and the authorization header is the token.
+      throw new WarehouseError(`cannot reach Databricks at ${this.base.origin} (${code ?? (err as Error).name}); will retry`, true);
     }
     const text = await res.text();
     let json: unknown;

@@ -9,6 +9,9 @@ import { z } from 'zod';
 /** Fields of the config that are credentials: encrypted at rest, never returned or logged. */
 export const DATABRICKS_SECRET_FIELDS = ['token'] as const;
 
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
 const WAREHOUSE_PATH = /^\/?sql\/1\.0\/(?:warehouses|endpoints)\/([A-Za-z0-9]+)\/?$/;
 const HOST_RE = /^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:\d{1,5})?$/;
 // Unity Catalog names: anything but control characters, dots, slashes and backticks keeps quoting simple.
@@ -51,7 +54,11 @@ export const databricksConfigSchema = z
         (s) => WAREHOUSE_PATH.test(s),
         'http_path must name a SQL warehouse ("/sql/1.0/warehouses/<id>", from the warehouse\'s Connection details): the connector runs statements through the SQL Statement Execution API, which serves SQL warehouses, not clusters',
       ),
-    token: z.string({ error: 'token is required: a personal access token (or a service principal\'s OAuth token)' }).min(1, 'token must not be empty'),
+    token: z
+      .string({ error: 'token is required: a personal access token (or a service principal\'s OAuth token)' })
+      .min(1, 'token must not be empty')
+      // It travels in an HTTP header, where fetch refuses a control character with a message quoting the header: the token.
+      .refine((s) => !CONTROL_CHARACTER.test(s), 'token must not contain a control character (a line break, tab or NUL): paste the token alone'),
     catalog: objectName('catalog').optional(),
     schema: objectName('schema').optional(),
     api_endpoint: z

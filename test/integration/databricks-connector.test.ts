@@ -104,6 +104,11 @@ describe('databricks connector (stand-in)', () => {
     const parsed = definitions.databricks!.configSchema.safeParse(fx.sourceConfig({ http_path: 'sql/protocolv1/o/123/0123-456-abc' }));
     expect(parsed.success).toBe(false);
     expect(JSON.stringify(parsed.error?.issues)).toMatch(/http_path must name a SQL warehouse/);
+    // A token with a line break inside is refused by name, never quoted back.
+    const broken = definitions.databricks!.configSchema.safeParse(fx.sourceConfig({ token: 'dapiSECRET\nTOKEN-123' }));
+    expect(broken.success).toBe(false);
+    expect(JSON.stringify(broken.error?.issues)).toMatch(/token must not contain a control character/);
+    expect(JSON.stringify(broken.error?.issues)).not.toMatch(/SECRET|TOKEN-123/);
     await expect(connectorFor(fx.sourceConfig({ token: 'dapi-nope' })).test()).rejects.toThrow(/Databricks refused the token \(Invalid access token\.\)/);
     await expect(connectorFor(fx.sourceConfig({ token: DBX_NO_WAREHOUSE_TOKEN })).test()).rejects.toThrow(/permission denied: .*CAN USE/);
     await expect(collect(connectorFor(fx.sourceConfig({ token: DBX_NO_SELECT_TOKEN })).stream({ source: { query: 'SELECT * FROM nums' } }, ctx()))).rejects.toThrow(
