@@ -6,6 +6,7 @@
  */
 import type { Config } from '../../config/index.js';
 import { findProjectById } from '../db/accounts.repo.js';
+import { silentLogger } from '../lib/logger.js';
 import { createDb, type Db } from '../db/knex.js';
 import { ValidationError } from '../lib/errors.js';
 import { migrateLatest } from '../db/migrate.js';
@@ -35,7 +36,8 @@ async function openStoreAt(url: string, cluster?: string, shardUrls?: string): P
     await store.migrate();
     return { store, close: () => store.close() };
   }
-  const db = createDb({ DATABASE_URL: url });
+  // Silent: knex's own warnings are multi-line stacks; the CLI prints the one-line error its failure ends in.
+  const db = createDb({ DATABASE_URL: url }, { log: silentLogger });
   await migrateLatest(db);
   const store = createEventStore({ EVENT_STORE_URL: undefined }, db);
   return {

@@ -9,6 +9,7 @@ import { claimChunk, recordChunk } from '../db/batch-imports.repo.js';
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
 import type { BatchType } from '../domain/batch-format.js';
+import { writeThenRecord } from '../store/write-then-record.js';
 import { storeEventRows } from './events.ingest.js';
 import { rejectedSamples, type ChunkSpan, type ParsedChunk, type PreparedEventChunk } from './batch-chunk.js';
 import { applyGroupUpdates, applyProfileUpdates } from './profiles.ingest.js';
@@ -48,21 +49,36 @@ const runClaim =
     claimChunk(trx, runId, chunk.from, chunk.from + chunk.units, now);
 
 export async function commitChunk(db: Db, events: EventStore, run: ChunkRun, chunk: ReadyChunk, now: number, claim: ChunkClaim = runClaim(run.id)): Promise<ChunkResult> {
-  return db.transaction(async (trx) => {
-    if (!(await claim(trx, chunk, now))) return { committed: false };
-    let sample = 'rows' in chunk ? chunk.rejected : chunk.unparsable;
-    let imported = 0;
-    let deduplicated = 0;
-    if ('rows' in chunk) {
-      if (chunk.rows.event.length > 0) ({ imported, deduplicated } = await storeEventRows(events, run.projectId, 'batch-import', chunk.rows, now, trx));
-    } else if (chunk.records.length > 0) {
-      const apply = run.type === 'people' ? applyProfileUpdates : applyGroupUpdates;
-      const r = await apply(trx, run.projectId, chunk.records, { now });
-      imported = r.applied;
-      deduplicated = r.received - r.applied - r.rejected.length;
-      sample = rejectedSamples(chunk, r.rejected);
-    }
-    await recordChunk(trx, run.id, { imported, deduplicated, rejected: sample.length, sample });
-    return { committed: true, imported, deduplicated, rejected: sample.length };
+  // Events go through writeThenRecord: joined to the chunk's transaction, or (ClickHouse) written
+  // just before it, so a slow insert holds no SQL lock. A chunk another attempt claimed meanwhile
+  // rolls back (SQL: its events with it); on ClickHouse its events were the same, deduplicated.
+  const eventRows = 'rows' in chunk && chunk.rows.event.length > 0 ? chunk.rows : undefined;
+  return writeThenRecord(
+    db,
+    events,
+    async (within) => (eventRows ? storeEventRows(events, run.projectId, 'batch-import', eventRows, now, within) : undefined),
+    async (trx, stored): Promise<ChunkResult> => {
+      if (!(await claim(trx, chunk, now))) throw new ChunkTaken();
+      let sample = 'rows' in chunk ? chunk.rejected : chunk.unparsable;
+      let imported = 0;
+      let deduplicated = 0;
+      if ('rows' in chunk) {
+        if (stored) ({ imported, deduplicated } = stored);
+      } else if (chunk.records.length > 0) {
+        const apply = run.type === 'people' ? applyProfileUpdates : applyGroupUpdates;
+        const r = await apply(trx, run.projectId, chunk.records, { now });
+        imported = r.applied;
+        deduplicated = r.received - r.applied - r.rejected.length;
+        sample = rejectedSamples(chunk, r.rejected);
+      }
+      await recordChunk(trx, run.id, { imported, deduplicated, rejected: sample.length, sample });
+      return { committed: true, imported, deduplicated, rejected: sample.length };
+    },
+  ).catch((err: unknown) => {
+    if (err instanceof ChunkTaken) return { committed: false };
+    throw err;
   });
 }
+
+/** The chunk's claim failed: roll its transaction back. */
+class ChunkTaken extends Error {}

@@ -22,6 +22,7 @@ import {
 } from '../db/migration-runs.repo.js';
 import { stageUsers } from '../db/migration-user-props.repo.js';
 import { storeEventRows } from '../ingest/events.ingest.js';
+import { writeThenRecord } from '../store/write-then-record.js';
 import { PermanentError, RetryableError } from '../lib/errors.js';
 import { exportClientFor, fetchWindow } from './amplitude-source.js';
 import { removeArchive } from './archive-files.js';
@@ -108,8 +109,8 @@ class DayLoader {
     const now = Date.now();
     const samples = batch.samples.slice(0, Math.max(0, REJECTION_SAMPLE - this.samplesKept));
     const checkpoint = structuredClone(this.checkpoint);
-    const stored = await ctx.db.transaction(async (trx) => {
-      const result = await storeEventRows(ctx.events, m.projectId, 'migration', batch.rows, now, trx);
+    // Joined to the batch's transaction, or (ClickHouse) written just before it: store/write-then-record.ts.
+    const stored = await writeThenRecord(ctx.db, ctx.events, (within) => storeEventRows(ctx.events, m.projectId, 'migration', batch.rows, now, within), async (trx, result) => {
       await stageUsers(trx, m.id, batch.staged);
       const current = await recordBatch(trx, m.id, this.day.day, {
         seq: this.seq,

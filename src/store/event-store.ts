@@ -153,6 +153,9 @@ export interface EventStore {
   /** The encoding the store wants in EventRows.encoded (prepared on the /import worker); none: it reads the columns. */
   readonly rowEncoding?: RowEncoding;
 
+  /** Whether a write joins a DATABASE_URL transaction (WriteOptions.within): the events live in that database. */
+  readonly joinsTransactions: boolean;
+
   /** Applies the store's own schema (the `release` process calls it; SQL stores use src/db migrations). */
   migrate(): Promise<void>;
 

@@ -24,7 +24,7 @@ import { applyGroupUpdates, applyProfileUpdates } from '../ingest/profiles.inges
 import type { EventStore, MirrorScope } from '../store/event-store.js';
 import { selectEventRows } from '../store/event-rows.js';
 import type { PreparedEventBatch } from './event-reader.js';
-import { commitStaged, type BatchRecorder } from './sync-batch.js';
+import { commitStaged, type BatchRecorder, type Trx } from './sync-batch.js';
 import type { SyncState } from './sync-state.js';
 
 export interface MirrorContext {
@@ -73,9 +73,12 @@ export async function commitMirrorEventRows(
     keyed.push({ rowNumber: first + i, key: insertIdOfCell(cell), hash: rowHash(row), row });
   });
   staged.read(rows.length);
-  return commitStaged(mc, state, staged, async (trx, now) => {
+  // Filled by the event write, recorded in the batch's transaction.
+  const seen: { key: string; hash: string }[] = [];
+  const given: string[] = [];
+  const write = async (within: Trx | undefined, now: number) => {
     const keys = keyed.map((k) => k.key);
-    const snapshot = snapshotChanges(keys, keyed.map((k) => k.hash), await loadMirrorRows(trx, mc.importId, keys), mc.runId);
+    const snapshot = snapshotChanges(keys, keyed.map((k) => k.hash), await loadMirrorRows(within ?? mc.db, mc.importId, keys), mc.runId);
     // Every new or changed row is validated, a repeated key's too: which row takes a key depends on which rows are valid.
     const candidates = snapshot.flatMap((change, i) => (change === 'insert' || change === 'update' ? [i] : []));
     const prepared = candidates.length > 0 ? prepare(candidates.map((i) => keyed[i]!.row), candidates.map((i) => keyed[i]!.rowNumber)) : undefined;
@@ -83,42 +86,45 @@ export async function commitMirrorEventRows(
     const invalid = new Set(candidates.filter((i) => rejectedRows.has(keyed[i]!.rowNumber)));
     const changes = claimKeys(keys, snapshot, invalid);
     const rejections = [...(prepared?.rejected ?? [])];
-    const seen: { key: string; hash: string }[] = [];
     changes.forEach((change, i) => {
       if (invalid.has(i)) return;
       if (change === 'duplicate') rejections.push({ row: keyed[i]!.rowNumber, field: '$insert_id', message: duplicateMessage(keys[i]!) });
       else if (change === 'same') seen.push({ key: keys[i]!, hash: keyed[i]!.hash });
     });
     for (const r of rejections.sort((a, b) => a.row - b.row)) staged.reject(r.row, r.field, r.message);
-    if (prepared) {
-      // The valid candidates, in order, are the prepared rows; those that took their key are written.
-      const valid = candidates.filter((i) => !invalid.has(i));
-      if (valid.length !== prepared.rows.insertId.length) throw new Error(`mirror batch: ${valid.length} valid rows but ${prepared.rows.insertId.length} prepared`);
-      const writeAt = valid.flatMap((i, at) => (changes[i] === 'duplicate' ? [] : [at]));
-      const rows = writeAt.length === valid.length ? prepared.rows : selectEventRows(prepared.rows, writeAt);
-      const skipped =
-        writeAt.length > 0
-          ? new Set((await mc.events.updateByKey({ projectId: mc.projectId, source: 'warehouse-import', rows, now }, mirrorScope(mc), { within: trx })).skipped)
-          : new Set<string>();
-      const given: string[] = [];
-      for (const at of writeAt) {
-        const i = valid[at]!;
-        const key = keys[i]!;
-        if (skipped.has(key)) {
-          // Another source's event holds the row's dedupe key: a duplicate, and not the import's
-          // to follow — the snapshot forgets the key, so a later vanish deletes nothing of theirs.
-          staged.counts.numDeduplicated += 1;
-          if (changes[i] === 'update') given.push(key);
-          continue;
-        }
-        seen.push({ key, hash: keyed[i]!.hash });
-        if (changes[i] === 'insert') staged.counts.numImported += 1;
-        else staged.counts.numUpdated += 1;
+    if (!prepared) return;
+    // The valid candidates, in order, are the prepared rows; those that took their key are written.
+    const valid = candidates.filter((i) => !invalid.has(i));
+    if (valid.length !== prepared.rows.insertId.length) throw new Error(`mirror batch: ${valid.length} valid rows but ${prepared.rows.insertId.length} prepared`);
+    const writeAt = valid.flatMap((i, at) => (changes[i] === 'duplicate' ? [] : [at]));
+    const rows = writeAt.length === valid.length ? prepared.rows : selectEventRows(prepared.rows, writeAt);
+    const skipped =
+      writeAt.length > 0 ? new Set((await mc.events.updateByKey({ projectId: mc.projectId, source: 'warehouse-import', rows, now }, mirrorScope(mc), { within })).skipped) : new Set<string>();
+    for (const at of writeAt) {
+      const i = valid[at]!;
+      const key = keys[i]!;
+      if (skipped.has(key)) {
+        // Another source's event holds the row's dedupe key: a duplicate, and not the import's
+        // to follow — the snapshot forgets the key, so a later vanish deletes nothing of theirs.
+        staged.counts.numDeduplicated += 1;
+        if (changes[i] === 'update') given.push(key);
+        continue;
       }
-      if (given.length > 0) await removeMirrorRows(trx, mc.importId, given, mc.runId);
+      seen.push({ key, hash: keyed[i]!.hash });
+      if (changes[i] === 'insert') staged.counts.numImported += 1;
+      else staged.counts.numUpdated += 1;
     }
-    await markMirrorRows(trx, mc.importId, seen, mc.seenAs ?? mc.runId);
-  });
+  };
+  return commitStaged(
+    mc,
+    state,
+    staged,
+    async (trx) => {
+      if (given.length > 0) await removeMirrorRows(trx, mc.importId, given, mc.runId);
+      await markMirrorRows(trx, mc.importId, seen, mc.seenAs ?? mc.runId);
+    },
+    { store: mc.events, write },
+  );
 }
 
 /** One batch of people or group rows of a mirror run. False (nothing written) when the run is no longer ours. */
@@ -216,10 +222,16 @@ export function deleteMirrorKeys(
 ): Promise<boolean> {
   const staged = state.stage();
   staged.read(read);
-  return commitStaged(mc, state, staged, async (trx, now) => {
-    if (kind === 'events') await mc.events.deleteByKey(mc.projectId, mirrorScope(mc), keys, { within: trx });
-    else if (kind === 'people') await applyProfileUpdates(trx, mc.projectId, keys.map((k) => ({ $distinct_id: k, $delete: '' })), { now });
-    else await applyGroupUpdates(trx, mc.projectId, keys.map((k) => ({ $group_key: groupKey, $group_id: k, $delete: '' })), { now });
-    staged.counts.numDeleted += await removeMirrorRows(trx, mc.importId, keys, mc.runId);
-  });
+  const deleteEvents = { store: mc.events, write: async (within: Trx | undefined) => void (await mc.events.deleteByKey(mc.projectId, mirrorScope(mc), keys, { within })) };
+  return commitStaged(
+    mc,
+    state,
+    staged,
+    async (trx, now) => {
+      if (kind === 'people') await applyProfileUpdates(trx, mc.projectId, keys.map((k) => ({ $distinct_id: k, $delete: '' })), { now });
+      else if (kind === 'groups') await applyGroupUpdates(trx, mc.projectId, keys.map((k) => ({ $group_key: groupKey, $group_id: k, $delete: '' })), { now });
+      staged.counts.numDeleted += await removeMirrorRows(trx, mc.importId, keys, mc.runId);
+    },
+    kind === 'events' ? deleteEvents : undefined,
+  );
 }

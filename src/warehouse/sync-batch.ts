@@ -6,6 +6,7 @@
 import type { Row } from '../../connectors/warehouse.js';
 import type { Db } from '../db/knex.js';
 import type { EventStore } from '../store/event-store.js';
+import { writeThenRecord } from '../store/write-then-record.js';
 import { recordProgress } from '../db/sync-runs.repo.js';
 import type { MapOutcome, ProfileUpdateOut } from '../domain/warehouse-mapping.js';
 import { storeEventRows } from '../ingest/events.ingest.js';
@@ -72,25 +73,39 @@ export async function commitBatch(bc: BatchContext, state: SyncState, rows: Row[
   return commitStaged(bc, state, staged, (trx, now) => write(bc, trx, staged, good, rowOf, now));
 }
 
+/** A batch's event-store write: joined to the batch's transaction, or run before it (store/write-then-record.ts). */
+export interface BatchEventWrite {
+  store: Pick<EventStore, 'joinsTransactions'>;
+  write: (within: Trx | undefined, now: number) => Promise<void>;
+}
+
 /**
  * One transaction: the batch's writes, then its record (run or partition). False, with the
- * transaction rolled back, when the recorder says the run is no longer ours.
+ * transaction rolled back, when the recorder says the run is no longer ours. `events`: the
+ * batch's event-store write, which joins the transaction where the events live in DATABASE_URL
+ * and runs just before it elsewhere.
  */
 export async function commitStaged(
   bc: Pick<BatchContext, 'db' | 'record'>,
   state: SyncState,
   staged: StagedBatch,
   writeBatch: (trx: Trx, now: number) => Promise<void>,
+  events?: BatchEventWrite,
 ): Promise<boolean> {
   const now = Date.now();
   try {
-    await bc.db.transaction(async (trx) => {
-      await writeBatch(trx, now);
-      staged.settle();
-      const log = await bc.record(trx, staged, state, now);
-      if (!log) throw new NotOurs();
-      staged.adopt(log);
-    });
+    await writeThenRecord(
+      bc.db,
+      events?.store ?? { joinsTransactions: true },
+      async (within) => events?.write(within, now),
+      async (trx) => {
+        await writeBatch(trx, now);
+        staged.settle();
+        const log = await bc.record(trx, staged, state, now);
+        if (!log) throw new NotOurs();
+        staged.adopt(log);
+      },
+    );
   } catch (err) {
     if (err instanceof NotOurs) return false;
     throw err;
@@ -127,9 +142,12 @@ export async function commitEventBatch(
   for (const r of batch.rejected) staged.reject(r.row, r.field, r.message);
   if (batch.maxInsertTime !== undefined) staged.seeInsertTime(batch.maxInsertTime);
   staged.read(batch.read);
-  return commitStaged(bc, state, staged, async (trx, now) => {
-    const stored = await storeEventRows(bc.events, bc.projectId, 'warehouse-import', batch.rows, now, trx);
-    staged.counts.numImported += stored.imported;
-    staged.counts.numDeduplicated += stored.deduplicated;
+  return commitStaged(bc, state, staged, async () => {}, {
+    store: bc.events,
+    write: async (within, now) => {
+      const stored = await storeEventRows(bc.events, bc.projectId, 'warehouse-import', batch.rows, now, within);
+      staged.counts.numImported += stored.imported;
+      staged.counts.numDeduplicated += stored.deduplicated;
+    },
   });
 }

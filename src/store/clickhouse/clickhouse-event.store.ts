@@ -97,6 +97,7 @@ const DELETE_CHUNK = 10_000;
 
 export class ClickHouseEventStore implements EventStore {
   readonly kind = 'clickhouse';
+  readonly joinsTransactions = false;
   readonly rowEncoding = 'clickhouse' as const;
   private readonly conn: ClickHouseConnection;
   private readonly locks = new KeyedMutex();

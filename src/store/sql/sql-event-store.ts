@@ -17,6 +17,7 @@ import { sqliteWriteCombiner } from './sqlite-write-combiner.js';
 
 export class SqlEventStore implements EventStore {
   readonly kind: 'sqlite' | 'postgres';
+  readonly joinsTransactions = true;
   private readonly knownLinks = new KnownLinks();
 
   constructor(private readonly db: Db) {
